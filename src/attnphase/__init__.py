@@ -1,0 +1,36 @@
+"""attnphase: positional vs semantic learning in a solvable model of dot-product attention.
+
+Theory (state evolution, THEORY.md §2-§6) for tied rank-1 attention with two tokens, the linear
+positional baseline, and their command-line interface.
+"""
+
+from .baseline import linear_baseline_matrix, linear_test_error
+from .equations import Hats, Overlaps
+from .params import ALTERNATIVE_A, STANDARD_A, ModelParams
+from .theory import (
+    BRANCHES,
+    DEFAULT_ORDER,
+    ConvergenceError,
+    NonConvergenceWarning,
+    TheoryResult,
+    learning_curve,
+    solve,
+)
+
+__all__ = [
+    "ALTERNATIVE_A",
+    "BRANCHES",
+    "DEFAULT_ORDER",
+    "STANDARD_A",
+    "ConvergenceError",
+    "Hats",
+    "ModelParams",
+    "NonConvergenceWarning",
+    "Overlaps",
+    "TheoryResult",
+    "learning_curve",
+    "linear_baseline_matrix",
+    "linear_test_error",
+    "solve",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,161 @@
+"""Command-line interface `attnphase` (typer). Bad input exits with code 2 and a message naming
+the parameter; results are printed or written only after every point has been computed."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Optional
+
+import numpy as np
+import typer
+
+from .params import ModelParams, check_positive
+from .tables import FORMATS, render, to_frame
+from .theory import BRANCHES, DEFAULT_ORDER, learning_curve
+
+app = typer.Typer(
+    help="Positional vs semantic learning in a solvable model of dot-product attention.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+THEORY_COLUMNS = [
+    "branch", "alpha", "q", "m", "V", "theta", "test_error", "train_loss",
+    "linear_test_error", "kind", "converged", "iterations",
+]
+
+
+class UsageError(ValueError):
+    """Bad command-line input (exit code 2)."""
+
+
+def parse_alphas(text: str) -> list[float]:
+    """A value, a comma-separated list, or start:stop:num (inclusive, num points)."""
+    try:
+        if ":" in text:
+            start, stop, num = text.split(":")
+            n = int(num)
+            if n < 1:
+                raise ValueError
+            values = list(np.linspace(float(start), float(stop), n))
+        else:
+            values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise UsageError(
+            f"--alpha must be a value, a comma-separated list or start:stop:num, got {text!r}"
+        ) from None
+    for v in values:
+        try:
+            check_positive("alpha", v)
+        except ValueError as err:
+            raise UsageError(f"--alpha: {err}") from None
+    return values
+
+
+def parse_order(text: str) -> tuple[int, int]:
+    """'48,12' -> (48, 12); '32' -> (32, 32)."""
+    try:
+        parts = [int(v) for v in text.split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) == 1:
+        parts *= 2
+    if len(parts) != 2 or min(parts) < 2:
+        raise UsageError(f"--order must be n or n_xi,n_y with integers >= 2, got {text!r}")
+    return parts[0], parts[1]
+
+
+def parse_matrix(text: str) -> tuple[float, ...]:
+    try:
+        vals = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        vals = ()
+    if len(vals) != 4:
+        raise UsageError(f"--A must be four numbers a11,a12,a21,a22, got {text!r}")
+    return vals
+
+
+def build_params(omega: float, sigma: float, lam: float, A: str) -> ModelParams:
+    try:
+        return ModelParams(omega=omega, sigma=sigma, lam=lam, A=parse_matrix(A))
+    except ValueError as err:
+        raise UsageError(f"--{str(err).split()[0]}: {err}") from None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write text to path via a temporary file and a rename: never a partial file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text + "\n")
+    os.replace(tmp, path)
+
+
+def _fail(err: Exception) -> None:
+    typer.secho(f"error: {err}", err=True, fg=typer.colors.RED)
+    raise typer.Exit(code=2)
+
+
+def run_theory(
+    alphas: list[float], p: ModelParams, branches: list[str], order: tuple[int, int],
+    progress: bool = True,
+) -> list[dict]:
+    records = []
+    for b in branches:
+        for r in learning_curve(alphas, p, branch=b, order=order, progress=progress):
+            records.append(r.as_dict())
+    return records
+
+
+@app.command()
+def theory(
+    alpha: Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")] = "0.1:2:20",
+    omega: Annotated[float, typer.Option(help="mix of positional target, in [0, 1]")] = 0.3,
+    sigma: Annotated[float, typer.Option(help="token standard deviation (> 0)")] = 0.5,
+    lam: Annotated[float, typer.Option(help="l2 regularisation lambda (>= 0)")] = 0.01,
+    A: Annotated[str, typer.Option("--A", help="positional target a11,a12,a21,a22")] = "0.6,0.4,0.4,0.6",
+    branch: Annotated[str, typer.Option(help="semantic|positional|trivial|all")] = "all",
+    order: Annotated[str, typer.Option(help="Gauss-Hermite orders n_xi,n_y")] = ",".join(map(str, DEFAULT_ORDER)),
+    format: Annotated[str, typer.Option("--format", help="table|csv|json")] = "table",
+    plot: Annotated[Optional[Path], typer.Option(help="write the Fig. 2 learning curves here")] = None,
+) -> None:
+    """State-evolution fixed points along alpha (THEORY.md §3-§4)."""
+    try:
+        alphas = parse_alphas(alpha)
+        p = build_params(omega, sigma, lam, A)
+        orders = parse_order(order)
+        if branch != "all" and branch not in BRANCHES:
+            raise UsageError(f"--branch must be one of {BRANCHES + ('all',)}, got {branch!r}")
+        if format not in FORMATS:
+            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+    except UsageError as err:
+        _fail(err)
+    branches = list(BRANCHES) if branch == "all" else [branch]
+    records = run_theory(alphas, p, branches, orders, progress=sys.stderr.isatty())
+    if plot is not None:
+        from .plots import learning_curves
+
+        learning_curves(to_frame(records), plot)
+    typer.echo(render(records, format, THEORY_COLUMNS))
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(help="output directory")] = Path("results"),
+    num: Annotated[int, typer.Option(help="number of alpha points in [0.1, 2]")] = 20,
+) -> None:
+    """The paper's setting (omega=0.3, sigma=0.5, lambda=0.01, standard A): learning curves of
+    both branches for alpha in [0.1, 2], written as results/theory.csv and results/fig2_theory.png."""
+    p = ModelParams()
+    alphas = list(np.linspace(0.1, 2.0, num))
+    records = run_theory(alphas, p, ["semantic", "positional"], DEFAULT_ORDER)
+    df = to_frame(records)
+    write_atomic(out / "theory.csv", df.to_csv(index=False).rstrip("\n"))
+    from .plots import learning_curves
+
+    learning_curves(df, out / "fig2_theory.png")
+    typer.echo(render(records, "table", THEORY_COLUMNS))
+    typer.echo(f"wrote {out / 'theory.csv'} and {out / 'fig2_theory.png'}")

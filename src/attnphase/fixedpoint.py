@@ -1,0 +1,111 @@
+"""Generic fixed-point iteration x = F(x): damped steps, optional Anderson acceleration.
+
+Damping convention (one, everywhere): a damped step is
+    x_new = (1 - damping) * F(x) + damping * x,
+so damping weights the OLD iterate (the authors' protocol is damping = 0.8).
+Convergence: every component must satisfy |F(x)_i - x_i| <= tol * (|x_i| + atol).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Generic, TypeVar
+
+import numpy as np
+
+Aux = TypeVar("Aux")
+
+
+class InadmissibleStep(ArithmeticError):
+    """The map F is undefined at the proposed point (e.g. lambda + sigma^2 Vhat <= 0)."""
+
+
+@dataclass(frozen=True)
+class FixedPointReport(Generic[Aux]):
+    """Outcome of `iterate`: the last point, whatever the map returned there, and a status."""
+
+    x: np.ndarray
+    aux: Aux | None
+    converged: bool
+    iterations: int
+    residuals: tuple[float, ...]
+    status: str
+
+    @property
+    def residual(self) -> float:
+        return self.residuals[-1] if self.residuals else float("nan")
+
+
+def _anderson_candidate(
+    x: np.ndarray, g: np.ndarray, xs: list, gs: list, beta: float, weight: np.ndarray
+) -> np.ndarray:
+    """Type-II Anderson mixing over the stored history (Walker & Ni 2011)."""
+    dX = np.diff(np.asarray(xs + [x]), axis=0).T
+    dG = np.diff(np.asarray(gs + [g]), axis=0).T
+    gamma = np.linalg.lstsq(weight[:, None] * dG, weight * g, rcond=None)[0]
+    return x + beta * g - (dX + beta * dG) @ gamma
+
+
+def iterate(
+    step: Callable[[np.ndarray], tuple[np.ndarray, Aux]],
+    x0: np.ndarray,
+    *,
+    admissible: Callable[[np.ndarray], bool],
+    damping: float = 0.8,
+    tol: float = 1e-7,
+    atol: float = 1e-8,
+    max_iter: int = 500,
+    anderson: int = 0,
+    max_backtracks: int = 8,
+) -> FixedPointReport[Aux]:
+    """Solve x = F(x), with step(x) = (F(x), aux); aux at the returned x is kept.
+
+    anderson > 0 keeps that many past iterates for Anderson acceleration; an extrapolated point
+    that is not admissible, or where F is undefined, is replaced by a damped step (with the
+    mixing halved on every failure, at most max_backtracks times), and the history is reset.
+    """
+    if not 0.0 <= damping < 1.0:
+        raise ValueError(f"damping must be in [0, 1), got {damping}")
+    beta = 1.0 - damping
+    x = np.asarray(x0, dtype=float)
+    try:
+        fx, aux = step(x)
+    except InadmissibleStep as err:
+        return FixedPointReport(x, None, False, 0, (), f"map undefined at the start: {err}")
+    xs: list[np.ndarray] = []
+    gs: list[np.ndarray] = []
+    residuals: list[float] = []
+    for it in range(1, max_iter + 1):
+        g = fx - x
+        scale = np.abs(x) + atol
+        res = float(np.max(np.abs(g) / scale))
+        residuals.append(res)
+        if not np.isfinite(res):
+            return FixedPointReport(x, aux, False, it, tuple(residuals), "non-finite residual")
+        if res <= tol:
+            return FixedPointReport(x, aux, True, it, tuple(residuals), "converged")
+        candidate = x + beta * g
+        if anderson > 0 and xs:
+            accelerated = _anderson_candidate(x, g, xs, gs, beta, 1.0 / scale)
+            if np.all(np.isfinite(accelerated)) and admissible(accelerated):
+                candidate = accelerated
+        xs.append(x)
+        gs.append(g)
+        del xs[:-anderson or None], gs[:-anderson or None]
+        mix = beta
+        for _ in range(max_backtracks + 1):
+            try:
+                fnew, aux_new = step(candidate)
+                break
+            except InadmissibleStep as err:
+                last_error = err
+                xs.clear()
+                gs.clear()
+                mix *= 0.5
+                candidate = x + mix * g
+        else:
+            return FixedPointReport(
+                x, aux, False, it, tuple(residuals), f"map undefined near the iterate: {last_error}"
+            )
+        x, fx, aux = candidate, fnew, aux_new
+    return FixedPointReport(x, aux, False, max_iter, tuple(residuals), "maximum iterations reached")

@@ -1,0 +1,339 @@
+"""High-dimensional theory of tied rank-1 dot-product attention, L=2 (THEORY.md §2-§6).
+
+`solve` finds one fixed point of the state evolution; `learning_curve` follows a branch along a
+grid of alpha with warm starts. Both return frozen `TheoryResult` records.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from . import equations as eq
+from .baseline import linear_test_error
+from .channel import ChannelIntegrator, ChannelMoments
+from .fixedpoint import InadmissibleStep, iterate
+from .params import ModelParams, check_positive
+
+BRANCHES = ("semantic", "positional", "trivial")
+
+# The authors' initial overlaps (q, m, V, theta) for each branch (THEORY.md §3).
+INITIAL_OVERLAPS: dict[str, eq.Overlaps] = {
+    "semantic": eq.Overlaps(q=0.9068, m=0.0002, V=14.575, theta=0.3472),
+    "positional": eq.Overlaps(q=0.0207, m=0.2, V=14.575, theta=0.0),
+    "trivial": eq.Overlaps(q=0.0207, m=0.0, V=14.575, theta=0.0),
+}
+
+# Default Gauss-Hermite orders (n_xi, n_y); see the convergence study in the README.
+DEFAULT_ORDER = (48, 12)
+COARSE_ORDER = (16, 8)
+
+
+class ConvergenceError(RuntimeError):
+    """Raised by `solve(..., strict=True)` when the fixed point is not reached."""
+
+
+class NonConvergenceWarning(RuntimeWarning):
+    """Emitted when a fixed point is not reached and strict=False."""
+
+
+@dataclass(frozen=True)
+class TheoryResult:
+    """One state-evolution fixed point (THEORY.md conventions; eps_g = test_error = mse/2).
+
+    train_loss is R(Q)/d = -Phi (eq. 14). When converged is False the numbers are NaN unless
+    the iteration merely ran out of steps, and status says why.
+    """
+
+    alpha: float
+    omega: float
+    sigma: float
+    lam: float
+    A: tuple[tuple[float, float], tuple[float, float]]
+    branch: str
+    q: float
+    m: float
+    V: float
+    theta: float
+    qhat: float
+    mhat: float
+    Vhat: float
+    thetahat: float
+    test_error: float
+    train_loss: float
+    linear_test_error: float
+    converged: bool
+    iterations: int
+    residual: float
+    residuals: tuple[float, ...]
+    status: str
+    order: tuple[int, int]
+
+    @property
+    def mse(self) -> float:
+        """The `mse` column of the reference tables (= 2 eps_g)."""
+        return 2.0 * self.test_error
+
+    @property
+    def phi(self) -> float:
+        """The free entropy Phi of eq. 14 (= -train_loss)."""
+        return -self.train_loss
+
+    @property
+    def kind(self) -> str:
+        """Which fixed point this is, judged from (m, theta): semantic, positional or trivial."""
+        if not self.converged:
+            return "none"
+        sem = abs(self.theta) > 1e-6 * self.sigma**2
+        pos = abs(self.m) > 1e-6
+        if sem and pos:
+            return "mixed"
+        return "semantic" if sem else "positional" if pos else "trivial"
+
+    def as_dict(self) -> dict:
+        """Flat record for tables and JSON (A as a11..a22, order as n_xi, n_y)."""
+        d = asdict(self)
+        d.pop("residuals")
+        (d["a11"], d["a12"]), (d["a21"], d["a22"]) = d.pop("A")
+        d["n_xi"], d["n_y"] = d.pop("order")
+        d["kind"] = self.kind
+        return d
+
+
+def _as_vector(o: eq.Overlaps) -> np.ndarray:
+    return np.array([o.q, o.m, o.V, o.theta])
+
+
+def _admissible(x: np.ndarray, rho: float) -> bool:
+    q, _, V, theta = x
+    return bool(q > 0 and V > 0 and rho - theta * theta / q > 0)
+
+
+def _check_order(order) -> tuple[int, int]:
+    if isinstance(order, int):
+        order = (order, order)
+    if len(order) != 2 or any(int(n) != n or n < 2 for n in order):
+        raise ValueError(f"order must be an int >= 2 or a pair (n_xi, n_y) of ints >= 2, got {order!r}")
+    return int(order[0]), int(order[1])
+
+
+def swap_symmetric(p: ModelParams) -> bool:
+    """A commutes with the token swap (A11 = A22, A12 = A21): then m = 0 is invariant."""
+    (a11, a12), (a21, a22) = p.A
+    return a11 == a22 and a12 == a21
+
+
+def pinned_overlaps(branch: str, p: ModelParams) -> tuple[bool, bool]:
+    """Which of (m, theta) a branch holds at exactly zero.
+
+    theta = 0 is invariant under the map for any A (symmetry y -> -y), and m = 0 when A is
+    swap-symmetric (THEORY.md §6). Solving a branch on its invariant manifold keeps rounding
+    noise from carrying the iteration off an unstable branch; explicit starts pin nothing.
+    """
+    sym = swap_symmetric(p)
+    return {
+        "semantic": (sym, False),
+        "positional": (False, True),
+        "trivial": (sym, True),
+    }.get(branch, (False, False))
+
+
+class _Engine:
+    """The state-evolution map (q, m, V, theta) -> overlaps(hats(...)) at fixed alpha, with the
+    pinned components of (m, theta) held at zero."""
+
+    def __init__(
+        self, alpha: float, p: ModelParams, integ: ChannelIntegrator, estimator: str,
+        pinned: tuple[bool, bool] = (False, False),
+    ):
+        self.alpha, self.p, self.integ, self.estimator = alpha, p, integ, estimator
+        self.keep = np.array([1.0, 0.0 if pinned[0] else 1.0, 1.0, 0.0 if pinned[1] else 1.0])
+
+    def moments(self, o: eq.Overlaps) -> ChannelMoments:
+        p = self.p
+        return self.integ.moments(
+            o.q, o.m, o.V, o.theta, rho=p.rho, sigma2=p.sigma**2, omega=p.omega, A=p.A_array
+        )
+
+    def step(self, x: np.ndarray) -> tuple[np.ndarray, tuple[eq.Hats, ChannelMoments]]:
+        if not _admissible(x, self.p.rho):
+            raise InadmissibleStep(f"overlaps (q, m, V, theta) = {tuple(x)} are not admissible")
+        o = eq.Overlaps(*x)
+        e = self.moments(o)
+        h = eq.hats(e, o, alpha=self.alpha, rho=self.p.rho, estimator=self.estimator)
+        try:
+            new = eq.overlaps(h, sigma=self.p.sigma, lam=self.p.lam, rho=self.p.rho)
+        except ArithmeticError as err:
+            raise InadmissibleStep(str(err)) from None
+        fx = _as_vector(new) * self.keep
+        if not np.all(np.isfinite(fx)):
+            raise InadmissibleStep(f"non-finite overlaps {tuple(fx)}")
+        return fx, (h, e)
+
+
+def _nan_result(alpha, p, branch, order, eps_lin, rep) -> TheoryResult:
+    nan = float("nan")
+    return TheoryResult(
+        alpha, p.omega, p.sigma, p.lam, p.A, branch, nan, nan, nan, nan, nan, nan, nan, nan,
+        nan, nan, eps_lin, False, rep.iterations, rep.residual, rep.residuals, rep.status, order,
+    )
+
+
+def _record(alpha, p, branch, order, eps_lin, x, hats_, mom, rep) -> TheoryResult:
+    o = eq.Overlaps(*x)
+    k = eq.kappa(sigma=p.sigma, omega=p.omega, A=p.A)
+    phi = eq.free_entropy(
+        o, hats_, mom, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho, kappa_=k
+    )
+    return TheoryResult(
+        alpha, p.omega, p.sigma, p.lam, p.A, branch, o.q, o.m, o.V, o.theta,
+        hats_.qhat, hats_.mhat, hats_.Vhat, hats_.thetahat,
+        eq.test_error(mom, kappa_=k), -phi, eps_lin,
+        rep.converged, rep.iterations, rep.residual, rep.residuals, rep.status, order,
+    )
+
+
+def _solve_with(
+    alpha: float,
+    p: ModelParams,
+    start: eq.Overlaps,
+    branch: str,
+    integ: ChannelIntegrator,
+    *,
+    cold: bool,
+    tol: float,
+    damping: float,
+    anderson: int,
+    max_iter: int,
+    estimator: str,
+    strict: bool,
+) -> TheoryResult:
+    order = (integ.n_xi, integ.n_y)
+    eps_lin = linear_test_error(p)
+    pinned = pinned_overlaps(branch, p)
+    engine = _Engine(alpha, p, integ, estimator, pinned)
+    x0 = _as_vector(start) * engine.keep
+    iterations = 0
+    if cold:
+        # Cold starts: damped iterations on a coarse grid first (THEORY.md §6).
+        coarse = _Engine(alpha, p, ChannelIntegrator(*COARSE_ORDER), estimator, pinned)
+        pre = iterate(
+            coarse.step, x0, admissible=lambda x: _admissible(x, p.rho), damping=damping,
+            tol=max(tol, 1e-4), max_iter=max_iter, anderson=0,
+        )
+        iterations += pre.iterations
+        if pre.aux is not None and _admissible(pre.x, p.rho):
+            x0 = pre.x
+        integ.reset()
+    rep = iterate(
+        engine.step, x0, admissible=lambda x: _admissible(x, p.rho), damping=damping,
+        tol=tol, max_iter=max_iter, anderson=anderson,
+    )
+    rep_iters = iterations + rep.iterations
+    rep = type(rep)(rep.x, rep.aux, rep.converged, rep_iters, rep.residuals, rep.status)
+    if not rep.converged:
+        msg = f"alpha={alpha}, branch={branch}: {rep.status} (residual {rep.residual:.2e})"
+        if strict:
+            raise ConvergenceError(msg)
+        warnings.warn(msg, NonConvergenceWarning, stacklevel=3)
+        if rep.aux is None or rep.status != "maximum iterations reached":
+            return _nan_result(alpha, p, branch, order, eps_lin, rep)
+    hats_, mom = rep.aux
+    return _record(alpha, p, branch, order, eps_lin, rep.x, hats_, mom, rep)
+
+
+def _start_overlaps(init) -> tuple[eq.Overlaps, str]:
+    if isinstance(init, str):
+        if init not in INITIAL_OVERLAPS:
+            raise ValueError(f"init must be one of {BRANCHES} or explicit overlaps, got {init!r}")
+        return INITIAL_OVERLAPS[init], init
+    if isinstance(init, eq.Overlaps):
+        return init, "custom"
+    if isinstance(init, dict):
+        return eq.Overlaps(**{k: float(init[k]) for k in ("q", "m", "V", "theta")}), "custom"
+    vals = np.asarray(init, dtype=float)
+    if vals.shape != (4,) or not np.all(np.isfinite(vals)):
+        raise ValueError(f"init overlaps must be 4 finite numbers (q, m, V, theta), got {init!r}")
+    return eq.Overlaps(*vals), "custom"
+
+
+def solve(
+    alpha: float,
+    params: ModelParams | None = None,
+    *,
+    init="semantic",
+    order=DEFAULT_ORDER,
+    tol: float = 1e-7,
+    damping: float = 0.8,
+    anderson: int = 5,
+    max_iter: int = 300,
+    estimator: str = "ibp",
+    strict: bool = False,
+) -> TheoryResult:
+    """One fixed point of the state evolution at sample complexity alpha.
+
+    init: a branch name ("semantic", "positional", "trivial": the authors' starting overlaps,
+    solved cold, i.e. damped iterations at a coarse order first) or explicit overlaps
+    (an `Overlaps`, a dict or (q, m, V, theta)), solved directly with Anderson acceleration.
+    order: Gauss-Hermite orders (n_xi, n_y), or one int for both.
+    Non-convergence: converged=False and a NonConvergenceWarning, or ConvergenceError if strict.
+    """
+    alpha = check_positive("alpha", alpha)
+    p = params if params is not None else ModelParams()
+    start, branch = _start_overlaps(init)
+    if not _admissible(_as_vector(start), p.rho):
+        raise ValueError(f"init overlaps {start} are not admissible (need q, V > 0, q rho > theta^2)")
+    integ = ChannelIntegrator(*_check_order(order))
+    return _solve_with(
+        alpha, p, start, branch, integ, cold=isinstance(init, str), tol=tol, damping=damping,
+        anderson=anderson, max_iter=max_iter, estimator=estimator, strict=strict,
+    )
+
+
+def learning_curve(
+    alphas: Iterable[float],
+    params: ModelParams | None = None,
+    *,
+    branch: str = "semantic",
+    order=DEFAULT_ORDER,
+    tol: float = 1e-7,
+    damping: float = 0.8,
+    anderson: int = 5,
+    max_iter: int = 300,
+    estimator: str = "ibp",
+    progress: bool = False,
+) -> list[TheoryResult]:
+    """Follow one branch along alpha with warm starts; results in the order of `alphas`.
+
+    The branch is continued from the end where its cold start is reliable: increasing alpha for
+    the positional and trivial branches, decreasing alpha for the semantic one. A point that
+    fails is reported (converged=False) and the next one is started cold.
+    """
+    if branch not in BRANCHES:
+        raise ValueError(f"branch must be one of {BRANCHES}, got {branch!r}")
+    alist = [check_positive("alpha", a) for a in alphas]
+    if not alist:
+        raise ValueError("alphas must not be empty")
+    p = params if params is not None else ModelParams()
+    integ = ChannelIntegrator(*_check_order(order))
+    sequence = sorted(range(len(alist)), key=lambda i: alist[i], reverse=branch == "semantic")
+    results: dict[int, TheoryResult] = {}
+    prev: TheoryResult | None = None
+    iterator: Sequence[int] | Iterable[int] = sequence
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(sequence, desc=f"{branch} branch", unit="alpha")
+    for i in iterator:
+        warm = prev is not None and prev.converged and prev.kind == branch
+        start = eq.Overlaps(prev.q, prev.m, prev.V, prev.theta) if warm else INITIAL_OVERLAPS[branch]
+        res = _solve_with(
+            alist[i], p, start, branch, integ, cold=not warm, tol=tol, damping=damping,
+            anderson=anderson, max_iter=max_iter, estimator=estimator, strict=False,
+        )
+        results[i] = res
+        prev = res
+    return [results[i] for i in range(len(alist))]

@@ -1,0 +1,76 @@
+"""The generic fixed-point iteration: damping convention, Anderson, failures."""
+
+import numpy as np
+import pytest
+
+from attnphase.fixedpoint import InadmissibleStep, iterate
+
+
+def _linear_map(x):
+    A = np.array([[0.5, 0.2], [-0.1, 0.9]])
+    b = np.array([1.0, 2.0])
+    return A @ x + b, None
+
+
+def _exact():
+    A = np.array([[0.5, 0.2], [-0.1, 0.9]])
+    return np.linalg.solve(np.eye(2) - A, np.array([1.0, 2.0]))
+
+
+def test_damped_iteration_converges_to_the_fixed_point():
+    rep = iterate(_linear_map, np.zeros(2), admissible=lambda x: True, damping=0.5, tol=1e-12)
+    assert rep.converged
+    np.testing.assert_allclose(rep.x, _exact(), rtol=1e-10)
+    assert rep.residual <= 1e-12
+
+
+def test_damping_weights_the_old_iterate():
+    seen = []
+
+    def f(x):
+        seen.append(x.copy())
+        return np.array([10.0]), None
+
+    iterate(f, np.array([0.0]), admissible=lambda x: True, damping=0.8, max_iter=1)
+    assert seen[1][0] == pytest.approx(0.2 * 10.0)
+
+
+def test_anderson_needs_fewer_iterations():
+    plain = iterate(_linear_map, np.zeros(2), admissible=lambda x: True, damping=0.5, tol=1e-10)
+    fast = iterate(
+        _linear_map, np.zeros(2), admissible=lambda x: True, damping=0.5, tol=1e-10, anderson=3
+    )
+    assert fast.converged and plain.converged
+    assert fast.iterations < plain.iterations / 3
+    np.testing.assert_allclose(fast.x, _exact(), rtol=1e-9)
+
+
+def test_undefined_map_at_start_is_reported():
+    def f(x):
+        raise InadmissibleStep("lambda + sigma^2 Vhat <= 0")
+
+    rep = iterate(f, np.ones(1), admissible=lambda x: True)
+    assert not rep.converged and "undefined at the start" in rep.status
+
+
+def test_backtracks_when_the_map_becomes_undefined():
+    # F(x) = 2 - x/2 is undefined for x > 1.5: the damped step from 0 with mixing 1 lands on 2
+    def f(x):
+        if x[0] > 1.5:
+            raise InadmissibleStep("out of domain")
+        return np.array([2.0 - 0.5 * x[0]]), None
+
+    rep = iterate(f, np.zeros(1), admissible=lambda x: True, damping=0.0, tol=1e-12)
+    assert rep.converged
+    assert rep.x[0] == pytest.approx(4.0 / 3.0)
+
+
+def test_non_convergence_is_reported():
+    rep = iterate(lambda x: (-x + 1.0, None), np.zeros(1), admissible=lambda x: True,
+                  damping=0.0, max_iter=20)
+    assert not rep.converged and rep.status == "maximum iterations reached"
+
+
+def test_bad_damping_rejected():
+    with pytest.raises(ValueError, match="damping"):
+        iterate(_linear_map, np.zeros(2), admissible=lambda x: True, damping=1.0)

@@ -1,0 +1,111 @@
+"""The proximal step: derivatives, closed forms and global minimality (THEORY.md §2, §6)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attnphase.prox import newton_minimise, prox
+from attnphase.softmax2 import prox_objective, reduced_loss, softmax_diag, target_centres
+
+
+def _softmax_rows(h):
+    s = np.outer(h, h)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_softmax_closed_form_matches_matrix_softmax():
+    rng = np.random.default_rng(1)
+    for h in rng.normal(scale=2.0, size=(50, 2)):
+        s1, s2 = softmax_diag(*h)
+        S = _softmax_rows(h)
+        assert S[0, 0] == pytest.approx(s1, rel=1e-12)
+        assert S[1, 1] == pytest.approx(s2, rel=1e-12)
+
+
+def test_reduced_loss_equals_frobenius_loss_up_to_teacher_constant():
+    rng = np.random.default_rng(2)
+    omega, sigma2 = 0.3, 0.25
+    A = np.array([[0.3, 0.7], [0.8, 0.1]])  # rows not summing to one: kappa != 0
+    kappa = sigma2 / 4 * omega**2 * ((1 - A[0].sum()) ** 2 + (1 - A[1].sum()) ** 2)
+    for _ in range(30):
+        h, hs = rng.normal(size=2), rng.normal(size=2)
+        T = (1 - omega) * _softmax_rows(hs) + omega * A
+        full = sigma2 / 2 * np.sum((_softmax_rows(h) - T) ** 2)
+        c1, c2 = target_centres(*hs, omega, *A.ravel())
+        assert reduced_loss(*h, c1, c2, sigma2) + kappa == pytest.approx(full, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_gradient_and_hessian_match_finite_differences(seed):
+    rng = np.random.default_rng(seed)
+    h, w = rng.normal(size=2), rng.normal(size=2)
+    c1, c2, V, s2 = 0.7, 0.55, 3.0, 0.25
+    f0, g1, g2, H11, H12, H22 = prox_objective(*h, *w, V, c1, c2, s2)
+    eps = 1e-6
+    num_g, num_H = np.zeros(2), np.zeros((2, 2))
+    for i in range(2):
+        e = np.zeros(2)
+        e[i] = eps
+        fp = prox_objective(*(h + e), *w, V, c1, c2, s2)
+        fm = prox_objective(*(h - e), *w, V, c1, c2, s2)
+        num_g[i] = (fp[0] - fm[0]) / (2 * eps)
+        num_H[i] = (np.array(fp[1:3]) - np.array(fm[1:3])) / (2 * eps)
+    np.testing.assert_allclose([g1, g2], num_g, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose([[H11, H12], [H12, H22]], num_H, rtol=1e-5, atol=1e-8)
+
+
+def test_zero_loss_points_have_zero_loss():
+    c1, c2 = 0.7, 0.62
+    la, lb = math.log(c1 / (1 - c1)), math.log(c2 / (1 - c2))
+    d = math.sqrt(la + lb)
+    for sgn in (1, -1):
+        assert reduced_loss(sgn * la / d, -sgn * lb / d, c1, c2, 1.0) < 1e-28
+
+
+def _brute_force(w, c, V, s2):
+    """Global minimum by a dense grid over [-6, 6]^2 followed by local polishing."""
+    g = np.linspace(-6, 6, 601)
+    H1, H2 = np.meshgrid(g, g, indexing="ij")
+    F = (H1 - w[0]) ** 2 / (2 * V) + (H2 - w[1]) ** 2 / (2 * V)
+    D = H1 - H2
+    S1 = 1 / (1 + np.exp(-H1 * D))
+    S2 = 1 / (1 + np.exp(H2 * D))
+    F = F + s2 * ((S1 - c[0]) ** 2 + (S2 - c[1]) ** 2)
+    best = np.inf
+    for idx in np.argsort(F, axis=None)[:40]:
+        i, j = np.unravel_index(idx, F.shape)
+        _, _, f = newton_minimise(g[i], g[j], *w, V, *c, s2)
+        best = min(best, f)
+    return best
+
+
+def test_vectorised_prox_is_the_global_minimum_on_random_nodes():
+    rng = np.random.default_rng(7)
+    n = 150
+    w = rng.normal(scale=0.6, size=(n, 2)) + np.array([0.3, -0.3])
+    hs = rng.normal(scale=0.5, size=(n, 2))
+    c = np.array([target_centres(*x, 0.3, 0.6, 0.4, 0.4, 0.6) for x in hs])
+    for V in (0.5, 15.0):
+        h, M = prox(w, c, V, 0.25)
+        for i in range(n):
+            assert M[i] <= _brute_force(w[i], c[i], V, 0.25) + 1e-12
+            # the returned value is the objective at the returned point
+            assert prox_objective(*h[i], *w[i], V, *c[i], 0.25)[0] == pytest.approx(M[i], abs=1e-15)
+
+
+def test_warm_start_cannot_worsen_the_minimum():
+    rng = np.random.default_rng(3)
+    w = rng.normal(size=(200, 2))
+    c = rng.uniform(0.3, 0.9, size=(200, 2))
+    _, M = prox(w, c, 10.0, 0.25)
+    _, M_warm = prox(w, c, 10.0, 0.25, warm=rng.normal(scale=3, size=(200, 2)))
+    assert np.all(M_warm <= M + 1e-15)
+
+
+def test_prox_rejects_bad_shapes_and_V():
+    with pytest.raises(ValueError, match="shape"):
+        prox(np.zeros((3, 3)), np.zeros((3, 3)), 1.0, 1.0)
+    with pytest.raises(ValueError, match="V must be positive"):
+        prox(np.zeros((3, 2)), np.zeros((3, 2)), 0.0, 1.0)

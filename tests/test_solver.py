@@ -1,0 +1,52 @@
+"""Solver behaviour: status, warnings, strict mode, warm starts, result record."""
+
+import json
+import math
+import warnings
+
+import pytest
+
+from attnphase import ConvergenceError, ModelParams, NonConvergenceWarning, solve
+
+
+def test_non_convergence_warns_and_strict_raises():
+    with pytest.warns(NonConvergenceWarning, match="maximum iterations"):
+        r = solve(1.5, init="semantic", order=(8, 4), max_iter=2)
+    assert not r.converged and r.status == "maximum iterations reached"
+    with pytest.raises(ConvergenceError):
+        solve(1.5, init="semantic", order=(8, 4), max_iter=2, strict=True)
+
+
+def test_negative_prior_denominator_is_detected_not_returned():
+    """Vhat < 0 near the trivial point (non-convex loss): at alpha=2, lambda + sigma^2 Vhat < 0."""
+    with pytest.warns(NonConvergenceWarning, match=r"lambda \+ sigma\^2 Vhat"):
+        r = solve(2.0, init=(0.02, 0.0, 14.5, 0.0), order=(12, 6))
+    assert not r.converged and "undefined" in r.status
+    assert math.isnan(r.q) and math.isnan(r.test_error) and math.isnan(r.train_loss)
+
+
+def test_warm_start_converges_in_few_iterations(reference_curves):
+    _, results = reference_curves["semantic"]
+    warm = [r.iterations for r in results[1:10]]
+    assert max(warm) <= 15
+
+
+def test_result_record_is_frozen_and_serialisable():
+    r = solve(2.0, init=(0.114, 0.0, 12.6, 0.158), order=(12, 6), strict=True)
+    with pytest.raises(AttributeError):
+        r.q = 1.0  # type: ignore[misc]
+    d = r.as_dict()
+    for key in ("alpha", "omega", "sigma", "lam", "branch", "q", "m", "V", "theta", "qhat",
+                "mhat", "Vhat", "thetahat", "test_error", "train_loss", "linear_test_error",
+                "converged", "iterations"):
+        assert key in d
+    json.dumps(d)
+    assert r.mse == 2 * r.test_error and r.phi == -r.train_loss
+    assert r.kind == "semantic" and d["branch"] == "custom"
+
+
+def test_trivial_branch_stays_exactly_trivial():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = solve(0.5, ModelParams(), init="trivial", order=(16, 8))
+    assert r.converged and abs(r.m) < 1e-14 and abs(r.theta) < 1e-14

@@ -26,6 +26,8 @@ def reference_curves():
     out = {}
     for branch in ("semantic", "positional"):
         ref = reference_table(branch)
-        out[branch] = (ref, learning_curve(ref["alpha"].to_numpy(), ModelParams(),
-                                           branch=branch, order=TEST_ORDER))
+        out[branch] = (
+            ref,
+            learning_curve(ref["alpha"].to_numpy(), ModelParams(), branch=branch, order=TEST_ORDER),
+        )
     return out

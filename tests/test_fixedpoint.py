@@ -66,8 +66,9 @@ def test_backtracks_when_the_map_becomes_undefined():
 
 
 def test_non_convergence_is_reported():
-    rep = iterate(lambda x: (-x + 1.0, None), np.zeros(1), admissible=lambda x: True,
-                  damping=0.0, max_iter=20)
+    rep = iterate(
+        lambda x: (-x + 1.0, None), np.zeros(1), admissible=lambda x: True, damping=0.0, max_iter=20
+    )
     assert not rep.converged and rep.status == "maximum iterations reached"
 
 

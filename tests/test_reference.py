@@ -12,7 +12,6 @@ measured deviations rounded up; rows outside them are explained by the tests at 
   reference's absolute tolerance 1e-4 is a relative tolerance of 5-100%.
 """
 
-import numpy as np
 import pytest
 
 from attnphase import ModelParams
@@ -33,7 +32,7 @@ ROWS = {"semantic": lambda a: a > 0.95, "positional": lambda a: a > 0.2}
 def test_branch_matches_reference(reference_curves, branch):
     ref, results = reference_curves[branch]
     checked = 0
-    for row, res in zip(ref.itertuples(), results):
+    for row, res in zip(ref.itertuples(), results, strict=True):
         if not ROWS[branch](row.alpha):
             continue
         assert res.converged and res.kind == branch, (row.alpha, res.status, res.kind)
@@ -47,7 +46,7 @@ def test_branch_matches_reference(reference_curves, branch):
 @pytest.mark.parametrize("branch", ["semantic", "positional"])
 def test_training_loss_matches_reference_phi(reference_curves, branch):
     ref, results = reference_curves[branch]
-    for row, res in zip(ref.itertuples(), results):
+    for row, res in zip(ref.itertuples(), results, strict=True):
         if ROWS[branch](row.alpha):
             assert res.phi == pytest.approx(row.Phi, rel=0.02)
 
@@ -79,8 +78,9 @@ def _theta_contraction(row, order):
     e = ChannelIntegrator(*order).moments(
         o.q, o.m, o.V, o.theta, rho=p.rho, sigma2=p.sigma**2, omega=p.omega, A=p.A_array
     )
-    new = eq.overlaps(eq.hats(e, o, alpha=row.alpha, rho=p.rho), sigma=p.sigma, lam=p.lam,
-                      rho=p.rho)
+    new = eq.overlaps(
+        eq.hats(e, o, alpha=row.alpha, rho=p.rho), sigma=p.sigma, lam=p.lam, rho=p.rho
+    )
     return new.theta / o.theta
 
 

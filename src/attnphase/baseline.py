@@ -1,7 +1,8 @@
 """The linear positional baseline f_B(x) = B x in the high-dimensional limit (Result 5.1).
 
 The trained B is the population minimiser E[T(h*)], and its test error is
-eps_lin = sigma^2/2 (E||T(h*)||_F^2 - ||E T(h*)||_F^2) = sigma^2 (1 - omega)^2 (Var S*_11 + Var S*_22)
+eps_lin = sigma^2/2 (E||T(h*)||_F^2 - ||E T(h*)||_F^2)
+        = sigma^2 (1 - omega)^2 (Var S*_11 + Var S*_22)
 (THEORY.md §4), with h*_1, h*_2 iid N(0, rho): omega A drops out of the variance.
 """
 
@@ -55,7 +56,7 @@ def uniform_attention_error(p: ModelParams) -> float:
     e1, e2 = teacher_softmax_moments(p.rho, 320)
     u = 1.0 - p.omega
     total = 0.0
-    for (a_in, a_out) in ((p.A[0][0], p.A[0][1]), (p.A[1][1], p.A[1][0])):
+    for a_in, a_out in ((p.A[0][0], p.A[0][1]), (p.A[1][1], p.A[1][0])):
         # diagonal entry T = u S + omega a_in, off-diagonal T = u (1 - S) + omega a_out
         for sign, a in ((1.0, a_in), (-1.0, a_out)):
             shift = p.omega * a - 0.5 + (u if sign < 0 else 0.0)

@@ -40,67 +40,111 @@ class ChannelMoments:
 
 
 _N_MOMENTS = 10
+# moments that change sign under the swap (xi1, y1) <-> (xi2, y2) at m = 0, and under y -> -y
+# at theta = 0: they vanish exactly when the symmetry holds (fields of ChannelMoments, in order)
+_ODD_UNDER_SWAP = (1, 4)  # sf, M_a
+_ODD_UNDER_FLIP = (2, 5)  # fy, M_ab
 
 
 @njit(cache=True, parallel=True)
-def _moments_kernel(xi, wxi, y, wy, q, m, V, theta, rho, sigma2, omega, A, warm, use_warm):
-    """Partial sums of the integrands, one row per (xi_1, xi_2) node (summed by the caller,
-    in a fixed order, so results do not depend on the number of threads)."""
-    nx = xi.shape[0]
-    ny = y.shape[0]
+def _moments_kernel(
+    xi,
+    wxi,
+    xpairs,
+    xmult,
+    y,
+    wy,
+    ypairs,
+    ymult,
+    q,
+    m,
+    V,
+    theta,
+    rho,
+    sigma2,
+    omega,
+    A,
+    warm,
+    use_warm,
+):
+    """Partial sums of the integrands, one row per (xi_1, xi_2) pair (summed by the caller in a
+    fixed order, so results do not depend on the number of threads). Node pairs carry a
+    multiplicity (1, or 2 for a pair standing for its mirror image under a symmetry)."""
     sq = math.sqrt(q)
     v = math.sqrt(rho - theta * theta / q)
     c_ww = rho / (q * v * v)
     c_wh = -theta / (q * v * v)
     a11, a12, a21, a22 = A[0], A[1], A[2], A[3]
-    part = np.zeros((nx * nx, _N_MOMENTS))
-    for k in prange(nx * nx):
-        i1 = k // nx
-        i2 = k - i1 * nx
-        x1 = xi[i1]
-        x2 = xi[i2]
-        wx = wxi[i1] * wxi[i2]
+    part = np.zeros((xpairs.shape[0], _N_MOMENTS))
+    for k in prange(xpairs.shape[0]):
+        x1 = xi[xpairs[k, 0]]
+        x2 = xi[xpairs[k, 1]]
+        wx = wxi[xpairs[k, 0]] * wxi[xpairs[k, 1]] * xmult[k]
         w1 = sq * x1 + m
         w2 = sq * x2 - m
         sw1, sw2 = softmax_diag(w1, w2)
         acc = part[k]
-        for j1 in range(ny):
-            for j2 in range(ny):
-                wt = wx * wy[j1] * wy[j2]
-                y1 = y[j1]
-                y2 = y[j2]
-                hs1 = theta / sq * x1 + v * y1
-                hs2 = theta / sq * x2 + v * y2
-                c1, c2 = target_centres(hs1, hs2, omega, a11, a12, a21, a22)
-                h1, h2, env = global_prox(
-                    w1, w2, V, c1, c2, sigma2, warm[k, j1, j2, 0], warm[k, j1, j2, 1], use_warm
-                )
-                warm[k, j1, j2, 0] = h1
-                warm[k, j1, j2, 1] = h2
-                g1 = (h1 - w1) / V
-                g2 = (h2 - w2) / V
-                al1 = x1 / sq - theta * y1 / (q * v)
-                al2 = x2 / sq - theta * y2 / (q * v)
-                b1 = y1 / v
-                b2 = y2 / v
-                acc[0] += wt * (g1 * g1 + g2 * g2)
-                acc[1] += wt * (g1 - g2)
-                acc[2] += wt * (g1 * y1 + g2 * y2)
-                acc[3] += wt * (g1 * x1 + g2 * x2)
-                acc[4] += wt * env * (al1 - al2)
-                acc[5] += wt * env * (al1 * b1 + al2 * b2 - 2.0 * c_wh)
-                acc[6] += wt * env * (al1 * al1 + al2 * al2 - 2.0 * c_ww)
-                acc[7] += wt * env
-                acc[8] += wt * reduced_loss(h1, h2, c1, c2, sigma2)
-                acc[9] += wt * sigma2 * ((sw1 - c1) ** 2 + (sw2 - c2) ** 2)
+        for j in range(ypairs.shape[0]):
+            y1 = y[ypairs[j, 0]]
+            y2 = y[ypairs[j, 1]]
+            wt = wx * wy[ypairs[j, 0]] * wy[ypairs[j, 1]] * ymult[j]
+            hs1 = theta / sq * x1 + v * y1
+            hs2 = theta / sq * x2 + v * y2
+            c1, c2 = target_centres(hs1, hs2, omega, a11, a12, a21, a22)
+            h1, h2, env = global_prox(
+                w1, w2, V, c1, c2, sigma2, warm[k, j, 0], warm[k, j, 1], use_warm
+            )
+            warm[k, j, 0] = h1
+            warm[k, j, 1] = h2
+            g1 = (h1 - w1) / V
+            g2 = (h2 - w2) / V
+            al1 = x1 / sq - theta * y1 / (q * v)
+            al2 = x2 / sq - theta * y2 / (q * v)
+            b1 = y1 / v
+            b2 = y2 / v
+            acc[0] += wt * (g1 * g1 + g2 * g2)
+            acc[1] += wt * (g1 - g2)
+            acc[2] += wt * (g1 * y1 + g2 * y2)
+            acc[3] += wt * (g1 * x1 + g2 * x2)
+            acc[4] += wt * env * (al1 - al2)
+            acc[5] += wt * env * (al1 * b1 + al2 * b2 - 2.0 * c_wh)
+            acc[6] += wt * env * (al1 * al1 + al2 * al2 - 2.0 * c_ww)
+            acc[7] += wt * env
+            acc[8] += wt * reduced_loss(h1, h2, c1, c2, sigma2)
+            acc[9] += wt * sigma2 * ((sw1 - c1) ** 2 + (sw2 - c2) ** 2)
     return part
+
+
+def _index_pairs(n: int, mirror) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs (i1, i2) of n nodes, or one representative per orbit of the involution
+    `mirror` on pairs, with multiplicity 2 for orbits of two pairs."""
+    pairs = [(i1, i2) for i1 in range(n) for i2 in range(n)]
+    if mirror is None:
+        return np.array(pairs, dtype=np.int64), np.ones(len(pairs))
+    keep, mult = [], []
+    for pr in pairs:
+        img = mirror(pr, n)
+        if pr <= img:
+            keep.append(pr)
+            mult.append(1.0 if pr == img else 2.0)
+    return np.array(keep, dtype=np.int64), np.array(mult)
+
+
+def _swap(pr, n):
+    return pr[1], pr[0]
+
+
+def _flip(pr, n):
+    return n - 1 - pr[0], n - 1 - pr[1]
 
 
 class ChannelIntegrator:
     """Product-grid expectations with a per-node warm start for the prox.
 
-    Parameters: n_xi, n_y are the Gauss-Hermite orders in the student (xi) and teacher (y)
-    directions; the grid has n_xi^2 n_y^2 nodes.
+    n_xi, n_y are the Gauss-Hermite orders in the student (xi) and teacher (y) directions; the
+    grid has n_xi^2 n_y^2 nodes. With `swap_symmetric` (m = 0 and A swap-symmetric) only one node
+    of each pair mirrored by (xi1, y1) <-> (xi2, y2) is visited; with `flip_symmetric`
+    (theta = 0) likewise for y -> -y. The moments odd under a used symmetry are exactly zero.
     """
 
     def __init__(self, n_xi: int, n_y: int):
@@ -108,12 +152,24 @@ class ChannelIntegrator:
         self.n_y = int(n_y)
         self.xi, self.wxi = gauss_hermite(self.n_xi)
         self.y, self.wy = gauss_hermite(self.n_y)
-        self._warm = np.zeros((self.n_xi**2, self.n_y, self.n_y, 2))
-        self._has_warm = False
+        self._grids: dict[tuple[bool, bool], tuple] = {}
+        self._has_warm: set[tuple[bool, bool]] = set()
 
     def reset(self) -> None:
         """Forget the warm starts (e.g. after a jump to a far-away point)."""
-        self._has_warm = False
+        self._has_warm.clear()
+
+    def _grid(self, swap: bool, flip: bool) -> tuple:
+        key = (swap, flip)
+        if key not in self._grids:
+            # the swap maps (i1, i2, j1, j2) to (i2, i1, j2, j1): keeping xi pairs i1 <= i2 with
+            # all y pairs visits one node of each mirrored pair (diagonal pairs in full); the
+            # flip acts on y alone, so both reductions compose
+            xp, xm = _index_pairs(self.n_xi, _swap if swap else None)
+            yp, ym = _index_pairs(self.n_y, _flip if flip else None)
+            warm = np.zeros((xp.shape[0], yp.shape[0], 2))
+            self._grids[key] = (xp, xm, yp, ym, warm)
+        return self._grids[key]
 
     def moments(
         self,
@@ -126,13 +182,44 @@ class ChannelIntegrator:
         sigma2: float,
         omega: float,
         A: np.ndarray,
+        swap_symmetric: bool = False,
+        flip_symmetric: bool = False,
     ) -> ChannelMoments:
-        """All channel expectations at the overlaps (q, m, V, theta)."""
+        """All channel expectations at the overlaps (q, m, V, theta).
+
+        The symmetry flags are the caller's promise that m = 0 with a swap-symmetric A
+        (swap_symmetric) or theta = 0 (flip_symmetric); they halve the grid each.
+        """
+        if swap_symmetric and m != 0.0:
+            raise ValueError(f"swap symmetry needs m = 0, got m={m}")
+        if flip_symmetric and theta != 0.0:
+            raise ValueError(f"flip symmetry needs theta = 0, got theta={theta}")
+        key = (swap_symmetric, flip_symmetric)
+        xp, xm, yp, ym, warm = self._grid(*key)
         out = _moments_kernel(
-            self.xi, self.wxi, self.y, self.wy,
-            float(q), float(m), float(V), float(theta), float(rho), float(sigma2),
-            float(omega), np.ascontiguousarray(A, dtype=np.float64).ravel(),
-            self._warm, self._has_warm,
+            self.xi,
+            self.wxi,
+            xp,
+            xm,
+            self.y,
+            self.wy,
+            yp,
+            ym,
+            float(q),
+            float(m),
+            float(V),
+            float(theta),
+            float(rho),
+            float(sigma2),
+            float(omega),
+            np.ascontiguousarray(A, dtype=np.float64).ravel(),
+            warm,
+            key in self._has_warm,
         )
-        self._has_warm = True
-        return ChannelMoments(*(float(x) for x in out.sum(axis=0)))
+        self._has_warm.add(key)
+        total = out.sum(axis=0)
+        odd = (_ODD_UNDER_SWAP if swap_symmetric else ()) + (
+            _ODD_UNDER_FLIP if flip_symmetric else ()
+        )
+        total[list(odd)] = 0.0
+        return ChannelMoments(*(float(x) for x in total))

@@ -7,7 +7,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import numpy as np
 import typer
@@ -23,8 +23,18 @@ app = typer.Typer(
 )
 
 THEORY_COLUMNS = [
-    "branch", "alpha", "q", "m", "V", "theta", "test_error", "train_loss",
-    "linear_test_error", "kind", "converged", "iterations",
+    "branch",
+    "alpha",
+    "q",
+    "m",
+    "V",
+    "theta",
+    "test_error",
+    "train_loss",
+    "linear_test_error",
+    "kind",
+    "converged",
+    "iterations",
 ]
 
 
@@ -100,7 +110,10 @@ def _fail(err: Exception) -> None:
 
 
 def run_theory(
-    alphas: list[float], p: ModelParams, branches: list[str], order: tuple[int, int],
+    alphas: list[float],
+    p: ModelParams,
+    branches: list[str],
+    order: tuple[int, int],
     progress: bool = True,
 ) -> list[dict]:
     records = []
@@ -116,11 +129,15 @@ def theory(
     omega: Annotated[float, typer.Option(help="mix of positional target, in [0, 1]")] = 0.3,
     sigma: Annotated[float, typer.Option(help="token standard deviation (> 0)")] = 0.5,
     lam: Annotated[float, typer.Option(help="l2 regularisation lambda (>= 0)")] = 0.01,
-    A: Annotated[str, typer.Option("--A", help="positional target a11,a12,a21,a22")] = "0.6,0.4,0.4,0.6",
+    A: Annotated[
+        str, typer.Option("--A", help="positional target a11,a12,a21,a22")
+    ] = "0.6,0.4,0.4,0.6",
     branch: Annotated[str, typer.Option(help="semantic|positional|trivial|all")] = "all",
-    order: Annotated[str, typer.Option(help="Gauss-Hermite orders n_xi,n_y")] = ",".join(map(str, DEFAULT_ORDER)),
+    order: Annotated[str, typer.Option(help="Gauss-Hermite orders n_xi,n_y")] = ",".join(
+        map(str, DEFAULT_ORDER)
+    ),
     format: Annotated[str, typer.Option("--format", help="table|csv|json")] = "table",
-    plot: Annotated[Optional[Path], typer.Option(help="write the Fig. 2 learning curves here")] = None,
+    plot: Annotated[Path | None, typer.Option(help="write the Fig. 2 learning curves here")] = None,
 ) -> None:
     """State-evolution fixed points along alpha (THEORY.md §3-§4)."""
     try:
@@ -148,7 +165,8 @@ def demo(
     num: Annotated[int, typer.Option(help="number of alpha points in [0.1, 2]")] = 20,
 ) -> None:
     """The paper's setting (omega=0.3, sigma=0.5, lambda=0.01, standard A): learning curves of
-    both branches for alpha in [0.1, 2], written as results/theory.csv and results/fig2_theory.png."""
+    both branches for alpha in [0.1, 2], written as results/theory.csv and
+    results/fig2_theory.png."""
     p = ModelParams()
     alphas = list(np.linspace(0.1, 2.0, num))
     records = run_theory(alphas, p, ["semantic", "positional"], DEFAULT_ORDER)

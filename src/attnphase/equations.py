@@ -88,8 +88,15 @@ def kappa(*, sigma: float, omega: float, A) -> float:
 
 
 def free_entropy(
-    o: Overlaps, h: Hats, e: ChannelMoments, *, alpha: float, sigma: float, lam: float,
-    rho: float, kappa_: float,
+    o: Overlaps,
+    h: Hats,
+    e: ChannelMoments,
+    *,
+    alpha: float,
+    sigma: float,
+    lam: float,
+    rho: float,
+    kappa_: float,
 ) -> float:
     """Phi of eq. 14 (THEORY.md §4), with M including the teacher-only constant."""
     s2 = sigma**2

@@ -4,12 +4,17 @@ Damping convention (one, everywhere): a damped step is
     x_new = (1 - damping) * F(x) + damping * x,
 so damping weights the OLD iterate (the authors' protocol is damping = 0.8).
 Convergence: every component must satisfy |F(x)_i - x_i| <= tol * (|x_i| + atol).
+Given an approximate Jacobian J of g(x) = F(x) - x, the iteration takes quasi-Newton steps
+x_new = x - J^{-1} g(x), improving J by Broyden's update (in the norm weighted by the variable
+scales), while they shrink the residual at least twofold; otherwise it falls back to
+Anderson/damped steps.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -22,7 +27,11 @@ class InadmissibleStep(ArithmeticError):
 
 @dataclass(frozen=True)
 class FixedPointReport(Generic[Aux]):
-    """Outcome of `iterate`: the last point, whatever the map returned there, and a status."""
+    """Outcome of `iterate`: the last point, whatever the map returned there, and a status.
+
+    chord_failed is True when a Jacobian was given and its steps were abandoned; jacobian is
+    the Broyden-updated Jacobian (None when none was given).
+    """
 
     x: np.ndarray
     aux: Aux | None
@@ -30,6 +39,8 @@ class FixedPointReport(Generic[Aux]):
     iterations: int
     residuals: tuple[float, ...]
     status: str
+    chord_failed: bool = False
+    jacobian: np.ndarray | None = None
 
     @property
     def residual(self) -> float:
@@ -57,6 +68,7 @@ def iterate(
     max_iter: int = 500,
     anderson: int = 0,
     max_backtracks: int = 8,
+    jacobian: np.ndarray | None = None,
 ) -> FixedPointReport[Aux]:
     """Solve x = F(x), with step(x) = (F(x), aux); aux at the returned x is kept.
 
@@ -75,23 +87,45 @@ def iterate(
     xs: list[np.ndarray] = []
     gs: list[np.ndarray] = []
     residuals: list[float] = []
+    J = None if jacobian is None else np.array(jacobian, dtype=float)
+    chord = J is not None
+    chord_failed = False
+    last_chord: tuple[np.ndarray, np.ndarray] | None = None
     for it in range(1, max_iter + 1):
         g = fx - x
         scale = np.abs(x) + atol
         res = float(np.max(np.abs(g) / scale))
         residuals.append(res)
+        if last_chord is not None:
+            # Broyden's good update, weighted by the variable scales
+            dx, dg = x - last_chord[0], g - last_chord[1]
+            wdx = dx / scale**2
+            if dx @ wdx > 0:
+                J += np.outer(dg - J @ dx, wdx) / (dx @ wdx)
+            last_chord = None
         if not np.isfinite(res):
-            return FixedPointReport(x, aux, False, it, tuple(residuals), "non-finite residual")
+            return FixedPointReport(
+                x, aux, False, it, tuple(residuals), "non-finite residual", chord_failed, J
+            )
         if res <= tol:
-            return FixedPointReport(x, aux, True, it, tuple(residuals), "converged")
+            return FixedPointReport(
+                x, aux, True, it, tuple(residuals), "converged", chord_failed, J
+            )
+        if chord and len(residuals) > 1 and res > 0.5 * residuals[-2]:
+            chord, chord_failed = False, True
         candidate = x + beta * g
-        if anderson > 0 and xs:
+        if chord:
+            newton = x - np.linalg.solve(J, g)
+            if np.all(np.isfinite(newton)) and admissible(newton):
+                candidate = newton
+                last_chord = (x, g)
+        elif anderson > 0 and xs:
             accelerated = _anderson_candidate(x, g, xs, gs, beta, 1.0 / scale)
             if np.all(np.isfinite(accelerated)) and admissible(accelerated):
                 candidate = accelerated
         xs.append(x)
         gs.append(g)
-        del xs[:-anderson or None], gs[:-anderson or None]
+        del xs[: -anderson or None], gs[: -anderson or None]
         mix = beta
         for _ in range(max_backtracks + 1):
             try:
@@ -105,7 +139,36 @@ def iterate(
                 candidate = x + mix * g
         else:
             return FixedPointReport(
-                x, aux, False, it, tuple(residuals), f"map undefined near the iterate: {last_error}"
+                x,
+                aux,
+                False,
+                it,
+                tuple(residuals),
+                f"map undefined near the iterate: {last_error}",
+                chord_failed,
+                J,
             )
         x, fx, aux = candidate, fnew, aux_new
-    return FixedPointReport(x, aux, False, max_iter, tuple(residuals), "maximum iterations reached")
+    return FixedPointReport(
+        x, aux, False, max_iter, tuple(residuals), "maximum iterations reached", chord_failed, J
+    )
+
+
+def residual_jacobian(
+    step: Callable[[np.ndarray], tuple[np.ndarray, Aux]],
+    x: np.ndarray,
+    fx: np.ndarray,
+    free: np.ndarray,
+    rel_step: float = 1e-4,
+) -> np.ndarray:
+    """Forward-difference Jacobian of g(x) = F(x) - x; fixed (non-free) components get -I."""
+    n = x.size
+    J = -np.eye(n)
+    g0 = fx - x
+    for j in np.flatnonzero(free):
+        h = rel_step * max(abs(x[j]), 1e-3)
+        xp = x.copy()
+        xp[j] += h
+        fp, _ = step(xp)
+        J[:, j] = (fp - xp - g0) / h
+    return J

@@ -46,7 +46,12 @@ def check_unit_interval(name: str, value: float) -> float:
 def as_matrix_2x2(A) -> tuple[tuple[float, float], tuple[float, float]]:
     """A 2x2 matrix from nested sequences or 4 numbers (row-major); ValueError names A."""
     arr = np.asarray(A, dtype=float) if not isinstance(A, str) else None
-    if arr is None or arr.size != 4 or arr.ndim not in (1, 2) or (arr.ndim == 2 and arr.shape != (2, 2)):
+    if (
+        arr is None
+        or arr.size != 4
+        or arr.ndim not in (1, 2)
+        or (arr.ndim == 2 and arr.shape != (2, 2))
+    ):
         raise ValueError(f"A must be a 2x2 matrix (or 4 numbers a11,a12,a21,a22), got {A!r}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"A must have finite entries, got {A!r}")

@@ -7,8 +7,8 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
 BRANCH_STYLE = {
     "semantic": dict(color="tab:blue"),
@@ -34,7 +34,7 @@ def learning_curves(df: pd.DataFrame, path: str | Path) -> dict[str, pd.DataFram
         axes[2].plot(sub["alpha"], sub["test_error"], label=branch, **style)
     lin = df.drop_duplicates("alpha").sort_values("alpha")
     axes[2].plot(lin["alpha"], lin["linear_test_error"], "k--", label="linear baseline")
-    for ax, ylabel in zip(axes, (r"$\theta/\sigma^2$", r"$m$", r"$\epsilon_g$")):
+    for ax, ylabel in zip(axes, (r"$\theta/\sigma^2$", r"$m$", r"$\epsilon_g$"), strict=True):
         ax.set_xlabel(r"$\alpha$")
         ax.set_ylabel(ylabel)
         ax.legend(frameon=False)

@@ -67,7 +67,9 @@ def newton_minimise(
         t = 1.0
         # near a non-degenerate minimum take the pure Newton step: Armijo cannot resolve the
         # last digits of F, and quadratic convergence needs no safeguard there
-        accepted = l2 > floor and p1 * p1 + p2 * p2 < (_NEWTON_ZONE * (1.0 + abs(h1) + abs(h2))) ** 2
+        accepted = (
+            l2 > floor and p1 * p1 + p2 * p2 < (_NEWTON_ZONE * (1.0 + abs(h1) + abs(h2))) ** 2
+        )
         if accepted:
             n1 = h1 + p1
             n2 = h2 + p2
@@ -115,9 +117,7 @@ def global_prox(
     if la + lb > 0.0:
         dd = math.sqrt(la + lb)
         for sgn in (1.0, -1.0):
-            h1, h2, f = newton_minimise(
-                sgn * la / dd, -sgn * lb / dd, w1, w2, V, c1, c2, sigma2
-            )
+            h1, h2, f = newton_minimise(sgn * la / dd, -sgn * lb / dd, w1, w2, V, c1, c2, sigma2)
             if f < bestf:
                 best1, best2, bestf = h1, h2, f
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import pandas as pd
 
@@ -27,9 +27,7 @@ def render(records: list[dict], fmt: str, columns: list[str] | None = None) -> s
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
     if fmt == "json":
-        return "\n".join(
-            json.dumps({k: _json_value(v) for k, v in rec.items()}) for rec in records
-        )
+        return "\n".join(json.dumps({k: _json_value(v) for k, v in rec.items()}) for rec in records)
     df = to_frame(records)
     if fmt == "csv":
         return df.to_csv(index=False).rstrip("\n")

@@ -6,16 +6,17 @@ grid of alpha with warm starts. Both return frozen `TheoryResult` records.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Iterable, Sequence
 
 import numpy as np
 
 from . import equations as eq
 from .baseline import linear_test_error
 from .channel import ChannelIntegrator, ChannelMoments
-from .fixedpoint import InadmissibleStep, iterate
+from .fixedpoint import InadmissibleStep, iterate, residual_jacobian
 from .params import ModelParams, check_positive
 
 BRANCHES = ("semantic", "positional", "trivial")
@@ -116,7 +117,9 @@ def _check_order(order) -> tuple[int, int]:
     if isinstance(order, int):
         order = (order, order)
     if len(order) != 2 or any(int(n) != n or n < 2 for n in order):
-        raise ValueError(f"order must be an int >= 2 or a pair (n_xi, n_y) of ints >= 2, got {order!r}")
+        raise ValueError(
+            f"order must be an int >= 2 or a pair (n_xi, n_y) of ints >= 2, got {order!r}"
+        )
     return int(order[0]), int(order[1])
 
 
@@ -146,16 +149,30 @@ class _Engine:
     pinned components of (m, theta) held at zero."""
 
     def __init__(
-        self, alpha: float, p: ModelParams, integ: ChannelIntegrator, estimator: str,
+        self,
+        alpha: float,
+        p: ModelParams,
+        integ: ChannelIntegrator,
+        estimator: str,
         pinned: tuple[bool, bool] = (False, False),
     ):
         self.alpha, self.p, self.integ, self.estimator = alpha, p, integ, estimator
+        self.pinned = pinned
         self.keep = np.array([1.0, 0.0 if pinned[0] else 1.0, 1.0, 0.0 if pinned[1] else 1.0])
 
     def moments(self, o: eq.Overlaps) -> ChannelMoments:
         p = self.p
         return self.integ.moments(
-            o.q, o.m, o.V, o.theta, rho=p.rho, sigma2=p.sigma**2, omega=p.omega, A=p.A_array
+            o.q,
+            o.m,
+            o.V,
+            o.theta,
+            rho=p.rho,
+            sigma2=p.sigma**2,
+            omega=p.omega,
+            A=p.A_array,
+            swap_symmetric=self.pinned[0],
+            flip_symmetric=self.pinned[1],
         )
 
     def step(self, x: np.ndarray) -> tuple[np.ndarray, tuple[eq.Hats, ChannelMoments]]:
@@ -177,23 +194,82 @@ class _Engine:
 def _nan_result(alpha, p, branch, order, eps_lin, rep) -> TheoryResult:
     nan = float("nan")
     return TheoryResult(
-        alpha, p.omega, p.sigma, p.lam, p.A, branch, nan, nan, nan, nan, nan, nan, nan, nan,
-        nan, nan, eps_lin, False, rep.iterations, rep.residual, rep.residuals, rep.status, order,
+        alpha,
+        p.omega,
+        p.sigma,
+        p.lam,
+        p.A,
+        branch,
+        nan,
+        nan,
+        nan,
+        nan,
+        nan,
+        nan,
+        nan,
+        nan,
+        nan,
+        nan,
+        eps_lin,
+        False,
+        rep.iterations,
+        rep.residual,
+        rep.residuals,
+        rep.status,
+        order,
     )
 
 
 def _record(alpha, p, branch, order, eps_lin, x, hats_, mom, rep) -> TheoryResult:
     o = eq.Overlaps(*x)
     k = eq.kappa(sigma=p.sigma, omega=p.omega, A=p.A)
-    phi = eq.free_entropy(
-        o, hats_, mom, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho, kappa_=k
-    )
+    phi = eq.free_entropy(o, hats_, mom, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho, kappa_=k)
     return TheoryResult(
-        alpha, p.omega, p.sigma, p.lam, p.A, branch, o.q, o.m, o.V, o.theta,
-        hats_.qhat, hats_.mhat, hats_.Vhat, hats_.thetahat,
-        eq.test_error(mom, kappa_=k), -phi, eps_lin,
-        rep.converged, rep.iterations, rep.residual, rep.residuals, rep.status, order,
+        alpha,
+        p.omega,
+        p.sigma,
+        p.lam,
+        p.A,
+        branch,
+        o.q,
+        o.m,
+        o.V,
+        o.theta,
+        hats_.qhat,
+        hats_.mhat,
+        hats_.Vhat,
+        hats_.thetahat,
+        eq.test_error(mom, kappa_=k),
+        -phi,
+        eps_lin,
+        rep.converged,
+        rep.iterations,
+        rep.residual,
+        rep.residuals,
+        rep.status,
+        order,
     )
+
+
+class _Ladder:
+    """Integrators for a coarse-to-fine solve, each keeping its per-node prox warm starts, and
+    the Jacobian of the residual map reused along a learning curve.
+
+    coarse: damped iterations of a cold start (THEORY.md §6); mid (half the xi order, a quarter
+    of the nodes): Anderson to a loose tolerance and the finite-difference Jacobian; full: chord
+    Newton steps with that Jacobian (Anderson when they stall).
+    """
+
+    def __init__(self, order: tuple[int, int]):
+        self.full = ChannelIntegrator(*order)
+        self.coarse = ChannelIntegrator(*COARSE_ORDER)
+        mid = (order[0] // 2, order[1])
+        self.mid = ChannelIntegrator(*mid) if mid[0] > COARSE_ORDER[0] else self.full
+        self.jacobian: np.ndarray | None = None
+
+    @property
+    def order(self) -> tuple[int, int]:
+        return self.full.n_xi, self.full.n_y
 
 
 def _solve_with(
@@ -201,7 +277,7 @@ def _solve_with(
     p: ModelParams,
     start: eq.Overlaps,
     branch: str,
-    integ: ChannelIntegrator,
+    ladder: _Ladder,
     *,
     cold: bool,
     tol: float,
@@ -211,30 +287,40 @@ def _solve_with(
     estimator: str,
     strict: bool,
 ) -> TheoryResult:
-    order = (integ.n_xi, integ.n_y)
+    order = ladder.order
     eps_lin = linear_test_error(p)
     pinned = pinned_overlaps(branch, p)
-    engine = _Engine(alpha, p, integ, estimator, pinned)
-    x0 = _as_vector(start) * engine.keep
+    engine = _Engine(alpha, p, ladder.full, estimator, pinned)
+    mid = _Engine(alpha, p, ladder.mid, estimator, pinned)
+    x = _as_vector(start) * engine.keep
+    kw = dict(admissible=lambda z: _admissible(z, p.rho), damping=damping, max_iter=max_iter)
     iterations = 0
     if cold:
-        # Cold starts: damped iterations on a coarse grid first (THEORY.md §6).
-        coarse = _Engine(alpha, p, ChannelIntegrator(*COARSE_ORDER), estimator, pinned)
+        ladder.jacobian = None
         pre = iterate(
-            coarse.step, x0, admissible=lambda x: _admissible(x, p.rho), damping=damping,
-            tol=max(tol, 1e-4), max_iter=max_iter, anderson=0,
+            _Engine(alpha, p, ladder.coarse, estimator, pinned).step,
+            x,
+            tol=max(tol, 1e-4),
+            anderson=0,
+            **kw,
         )
         iterations += pre.iterations
         if pre.aux is not None and _admissible(pre.x, p.rho):
-            x0 = pre.x
-        integ.reset()
-    rep = iterate(
-        engine.step, x0, admissible=lambda x: _admissible(x, p.rho), damping=damping,
-        tol=tol, max_iter=max_iter, anderson=anderson,
-    )
-    rep_iters = iterations + rep.iterations
-    rep = type(rep)(rep.x, rep.aux, rep.converged, rep_iters, rep.residuals, rep.status)
+            x = pre.x
+        ladder.full.reset()
+    if ladder.jacobian is None:
+        pre = iterate(mid.step, x, tol=max(tol, 1e-5), anderson=anderson, **kw)
+        iterations += pre.iterations
+        if pre.aux is not None and _admissible(pre.x, p.rho):
+            x = pre.x
+            fx, _ = mid.step(x)
+            ladder.jacobian = residual_jacobian(mid.step, x, fx, engine.keep > 0)
+            iterations += 1 + int(np.sum(engine.keep))
+    rep = iterate(engine.step, x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw)
+    ladder.jacobian = None if rep.chord_failed else rep.jacobian
+    rep = dataclasses.replace(rep, iterations=iterations + rep.iterations)
     if not rep.converged:
+        ladder.jacobian = None
         msg = f"alpha={alpha}, branch={branch}: {rep.status} (residual {rep.residual:.2e})"
         if strict:
             raise ConvergenceError(msg)
@@ -266,7 +352,7 @@ def solve(
     *,
     init="semantic",
     order=DEFAULT_ORDER,
-    tol: float = 1e-7,
+    tol: float = 1e-6,
     damping: float = 0.8,
     anderson: int = 5,
     max_iter: int = 300,
@@ -285,12 +371,35 @@ def solve(
     p = params if params is not None else ModelParams()
     start, branch = _start_overlaps(init)
     if not _admissible(_as_vector(start), p.rho):
-        raise ValueError(f"init overlaps {start} are not admissible (need q, V > 0, q rho > theta^2)")
-    integ = ChannelIntegrator(*_check_order(order))
+        raise ValueError(
+            f"init overlaps {start} are not admissible (need q, V > 0, q rho > theta^2)"
+        )
     return _solve_with(
-        alpha, p, start, branch, integ, cold=isinstance(init, str), tol=tol, damping=damping,
-        anderson=anderson, max_iter=max_iter, estimator=estimator, strict=strict,
+        alpha,
+        p,
+        start,
+        branch,
+        _Ladder(_check_order(order)),
+        cold=isinstance(init, str),
+        tol=tol,
+        damping=damping,
+        anderson=anderson,
+        max_iter=max_iter,
+        estimator=estimator,
+        strict=strict,
     )
+
+
+def _predict(done: list[TheoryResult], alpha: float, rho: float) -> eq.Overlaps:
+    """Secant predictor from the last two converged points (or the last one) for a warm start."""
+    last = _as_vector(eq.Overlaps(done[-1].q, done[-1].m, done[-1].V, done[-1].theta))
+    if len(done) >= 2 and done[-1].kind == done[-2].kind:
+        prev = _as_vector(eq.Overlaps(done[-2].q, done[-2].m, done[-2].V, done[-2].theta))
+        step = (alpha - done[-1].alpha) / (done[-1].alpha - done[-2].alpha)
+        guess = last + step * (last - prev)
+        if _admissible(guess, rho):
+            return eq.Overlaps(*guess)
+    return eq.Overlaps(*last)
 
 
 def learning_curve(
@@ -299,7 +408,7 @@ def learning_curve(
     *,
     branch: str = "semantic",
     order=DEFAULT_ORDER,
-    tol: float = 1e-7,
+    tol: float = 1e-6,
     damping: float = 0.8,
     anderson: int = 5,
     max_iter: int = 300,
@@ -309,8 +418,10 @@ def learning_curve(
     """Follow one branch along alpha with warm starts; results in the order of `alphas`.
 
     The branch is continued from the end where its cold start is reliable: increasing alpha for
-    the positional and trivial branches, decreasing alpha for the semantic one. A point that
-    fails is reported (converged=False) and the next one is started cold.
+    the positional and trivial branches, decreasing alpha for the semantic one. Each point starts
+    from the previous one (secant-predicted) while that one converged on the branch; otherwise it
+    is started cold from the branch's initial overlaps. Points where the iteration fails or ends
+    on another fixed point are reported as such (`converged`, `kind`).
     """
     if branch not in BRANCHES:
         raise ValueError(f"branch must be one of {BRANCHES}, got {branch!r}")
@@ -318,22 +429,31 @@ def learning_curve(
     if not alist:
         raise ValueError("alphas must not be empty")
     p = params if params is not None else ModelParams()
-    integ = ChannelIntegrator(*_check_order(order))
+    ladder = _Ladder(_check_order(order))
     sequence = sorted(range(len(alist)), key=lambda i: alist[i], reverse=branch == "semantic")
     results: dict[int, TheoryResult] = {}
-    prev: TheoryResult | None = None
+    done: list[TheoryResult] = []  # consecutive converged on-branch points, in order
     iterator: Sequence[int] | Iterable[int] = sequence
     if progress:
         from tqdm.auto import tqdm
 
         iterator = tqdm(sequence, desc=f"{branch} branch", unit="alpha")
     for i in iterator:
-        warm = prev is not None and prev.converged and prev.kind == branch
-        start = eq.Overlaps(prev.q, prev.m, prev.V, prev.theta) if warm else INITIAL_OVERLAPS[branch]
+        start = _predict(done, alist[i], p.rho) if done else INITIAL_OVERLAPS[branch]
         res = _solve_with(
-            alist[i], p, start, branch, integ, cold=not warm, tol=tol, damping=damping,
-            anderson=anderson, max_iter=max_iter, estimator=estimator, strict=False,
+            alist[i],
+            p,
+            start,
+            branch,
+            ladder,
+            cold=not done,
+            tol=tol,
+            damping=damping,
+            anderson=anderson,
+            max_iter=max_iter,
+            estimator=estimator,
+            strict=False,
         )
         results[i] = res
-        prev = res
+        done = done + [res] if res.converged and res.kind == branch else []
     return [results[i] for i in range(len(alist))]

@@ -68,3 +68,17 @@ def test_test_error_integrand_matches_monte_carlo():
     T = (1 - P.omega) * soft(hs) + P.omega * P.A_array
     loss = P.sigma**2 / 2 * np.sum((soft(w) - T) ** 2, axis=(1, 2))
     assert e.ell_free == pytest.approx(loss.mean(), abs=4 * loss.std() / math.sqrt(n))
+
+
+def test_pruning_negligible_weights_changes_nothing_that_matters(monkeypatch):
+    import attnphase.channel as channel
+
+    point = (0.08, 0.1, 15.0, 0.1)
+    pruned_ci = ChannelIntegrator(40, 12)
+    pruned = pruned_ci.moments(*point, **KW)
+    monkeypatch.setattr(channel, "_PRUNE", 0.0)
+    full_ci = ChannelIntegrator(40, 12)
+    full = full_ci.moments(*point, **KW)
+    assert pruned_ci.nodes_visited[False, False] < 0.4 * full_ci.nodes_visited[False, False]
+    for name, value in full.__dict__.items():
+        assert getattr(pruned, name) == pytest.approx(value, rel=1e-9, abs=1e-20), name

@@ -66,7 +66,7 @@ def parse_alphas(text: str) -> list[float]:
 
 
 def parse_order(text: str) -> tuple[int, int]:
-    """'48,12' -> (48, 12); '32' -> (32, 32)."""
+    """'64,24' -> (64, 24); '32' -> (32, 32)."""
     try:
         parts = [int(v) for v in text.split(",")]
     except ValueError:

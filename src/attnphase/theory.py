@@ -29,8 +29,9 @@ INITIAL_OVERLAPS: dict[str, eq.Overlaps] = {
 }
 
 # Default Gauss-Hermite orders (n_xi, n_y); see the convergence study in the README.
-DEFAULT_ORDER = (48, 12)
+DEFAULT_ORDER = (64, 24)
 COARSE_ORDER = (16, 8)
+COARSE_MAX_ITER = 100  # the damped coarse stage of a cold start only prepares the fine solve
 
 
 class ConvergenceError(RuntimeError):
@@ -418,10 +419,11 @@ def learning_curve(
     """Follow one branch along alpha with warm starts; results in the order of `alphas`.
 
     The branch is continued from the end where its cold start is reliable: increasing alpha for
-    the positional and trivial branches, decreasing alpha for the semantic one. Each point starts
-    from the previous one (secant-predicted) while that one converged on the branch; otherwise it
-    is started cold from the branch's initial overlaps. Points where the iteration fails or ends
-    on another fixed point are reported as such (`converged`, `kind`).
+    the positional and trivial branches, decreasing alpha for the semantic one. Until the branch
+    is found every point is started cold from the branch's initial overlaps; from then on each
+    point starts from the previous converged one (secant-predicted), so past the end of the
+    branch the curve follows the fixed point it ran into. `kind` says which fixed point each
+    result is; a failed point is reported (converged=False) and the next one is started cold.
     """
     if branch not in BRANCHES:
         raise ValueError(f"branch must be one of {BRANCHES}, got {branch!r}")
@@ -432,7 +434,8 @@ def learning_curve(
     ladder = _Ladder(_check_order(order))
     sequence = sorted(range(len(alist)), key=lambda i: alist[i], reverse=branch == "semantic")
     results: dict[int, TheoryResult] = {}
-    done: list[TheoryResult] = []  # consecutive converged on-branch points, in order
+    done: list[TheoryResult] = []  # consecutive converged points to continue from, in order
+    reached = False  # has this continuation been on the branch yet?
     iterator: Sequence[int] | Iterable[int] = sequence
     if progress:
         from tqdm.auto import tqdm
@@ -455,5 +458,8 @@ def learning_curve(
             strict=False,
         )
         results[i] = res
-        done = done + [res] if res.converged and res.kind == branch else []
+        reached = reached or res.kind == branch
+        # before the branch appears, cold-start every point; after it ended, follow the fixed
+        # point it ran into
+        done = done + [res] if res.converged and reached else []
     return [results[i] for i in range(len(alist))]

@@ -1,11 +1,10 @@
-"""Accuracy of the default quadrature order against a much finer one (slow: ~1 minute)."""
+"""Accuracy of the default quadrature order against a much finer one (THEORY.md §6)."""
 
 import pytest
 
 from attnphase import DEFAULT_ORDER, ModelParams, solve
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     "branch, alpha", [("semantic", 1.25), ("positional", 0.5), ("positional", 2.0)]
 )

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -113,3 +114,117 @@ def test_console_script_runs_and_reports_bad_input():
         text=True,
     )
     assert out.returncode == 2 and "--omega" in out.stderr
+
+
+SIM_KEYS = {
+    "d",
+    "alpha",
+    "omega",
+    "sigma",
+    "lam",
+    "init",
+    "seed",
+    "test_error",
+    "train_loss",
+    "q",
+    "m",
+    "theta",
+    "linear_test_error",
+    "converged",
+    "steps",
+    "seconds",
+}
+
+
+def test_simulate_json_one_object_per_alpha_init_seed(tmp_path):
+    plot = tmp_path / "overlay.png"
+    res = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--d",
+            "80",
+            "--alpha",
+            "1:2:2",
+            "--seeds",
+            "2",
+            "--n-test",
+            "500",
+            "--format",
+            "json",
+            "--plot",
+            str(plot),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in res.stdout.strip().splitlines()]
+    assert len(rows) == 2 * 2 * 2 and SIM_KEYS <= set(rows[0])
+    assert {(r["alpha"], r["init"], r["seed"]) for r in rows} == {
+        (a, i, s) for a in (1.0, 2.0) for i in ("semantic", "positional") for s in (0, 1)
+    }
+    sem = [r for r in rows if r["init"] == "semantic"]
+    pos = [r for r in rows if r["init"] == "positional"]
+    assert min(r["theta"] for r in sem) > 0.05 and min(r["m"] for r in pos) > 0.1
+    assert plot.stat().st_size > 10_000
+
+
+def test_simulation_overlay_returns_the_plotted_summary(tmp_path):
+    import pandas as pd
+
+    from attnphase.plots import simulation_overlay
+
+    theory = pd.DataFrame(
+        [
+            {
+                "branch": "semantic",
+                "kind": "semantic",
+                "converged": True,
+                "alpha": a,
+                "theta": 0.1,
+                "sigma": 0.5,
+                "m": 0.0,
+                "test_error": 0.002,
+                "linear_test_error": 0.002,
+            }
+            for a in (1.0, 2.0)
+        ]
+    )
+    sims = pd.DataFrame(
+        [
+            {
+                "init": "semantic",
+                "alpha": a,
+                "seed": s,
+                "d": 50,
+                "converged": True,
+                "theta": 0.1 + s,
+                "sigma": 0.5,
+                "m": 0.0,
+                "test_error": 0.001 * (s + 1),
+            }
+            for a in (1.0, 2.0)
+            for s in (0, 1)
+        ]
+    )
+    summary = simulation_overlay(theory, sims, tmp_path / "o.png")
+    row = summary[summary["alpha"] == 1.0].iloc[0]
+    assert row[("theta_s2", "mean")] == pytest.approx((0.1 + 1.1) / 2 / 0.25)
+    assert row[("test_error", "std")] == pytest.approx(np.std([0.001, 0.002], ddof=1))
+    assert (tmp_path / "o.png").stat().st_size > 5_000
+
+
+@pytest.mark.parametrize(
+    "args, name",
+    [
+        (["--d", "0"], "d"),
+        (["--alpha", "0.001", "--d", "10"], "n"),
+        (["--lam", "-1"], "lam"),
+        (["--optimizer", "newton"], "optimizer"),
+        (["--init", "sideways"], "init"),
+        (["--seeds", "0"], "seeds"),
+        (["--dtype", "float16"], "dtype"),
+    ],
+)
+def test_simulate_bad_input_exits_2(args, name):
+    res = runner.invoke(app, ["simulate", *args])
+    assert res.exit_code == 2 and f"--{name}" in res.output

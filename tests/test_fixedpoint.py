@@ -75,3 +75,25 @@ def test_non_convergence_is_reported():
 def test_bad_damping_rejected():
     with pytest.raises(ValueError, match="damping"):
         iterate(_linear_map, np.zeros(2), admissible=lambda x: True, damping=1.0)
+
+
+def test_quasi_newton_steps_with_a_jacobian_converge_fast():
+    A = np.array([[0.5, 0.2], [-0.1, 0.9]])
+    rough = (A - np.eye(2)) * 1.1  # a 10% wrong Jacobian of g(x) = F(x) - x
+    rep = iterate(_linear_map, np.zeros(2), admissible=lambda x: True, tol=1e-12, jacobian=rough)
+    assert rep.converged and rep.iterations <= 8 and not rep.chord_failed
+    np.testing.assert_allclose(rep.x, _exact(), rtol=1e-10)
+    # Broyden's update moves the returned Jacobian towards the true one
+    assert np.abs(rep.jacobian - (A - np.eye(2))).max() < np.abs(rough - (A - np.eye(2))).max()
+
+
+def test_singular_jacobian_falls_back_to_damped_steps():
+    rep = iterate(
+        _linear_map,
+        np.zeros(2),
+        admissible=lambda x: True,
+        damping=0.5,
+        tol=1e-10,
+        jacobian=np.zeros((2, 2)),
+    )
+    assert rep.converged and rep.chord_failed

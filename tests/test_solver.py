@@ -8,6 +8,8 @@ import pytest
 
 from attnphase import ConvergenceError, ModelParams, NonConvergenceWarning, solve
 
+from .test_cli import KEYS as JSON_KEYS
+
 
 def test_non_convergence_warns_and_strict_raises():
     with pytest.warns(NonConvergenceWarning, match="maximum iterations"):
@@ -36,26 +38,7 @@ def test_result_record_is_frozen_and_serialisable():
     with pytest.raises(AttributeError):
         r.q = 1.0  # type: ignore[misc]
     d = r.as_dict()
-    for key in (
-        "alpha",
-        "omega",
-        "sigma",
-        "lam",
-        "branch",
-        "q",
-        "m",
-        "V",
-        "theta",
-        "qhat",
-        "mhat",
-        "Vhat",
-        "thetahat",
-        "test_error",
-        "train_loss",
-        "linear_test_error",
-        "converged",
-        "iterations",
-    ):
+    for key in JSON_KEYS:
         assert key in d
     json.dumps(d)
     assert r.mse == 2 * r.test_error and r.phi == -r.train_loss

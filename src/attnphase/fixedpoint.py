@@ -72,9 +72,11 @@ def iterate(
 ) -> FixedPointReport[Aux]:
     """Solve x = F(x), with step(x) = (F(x), aux); aux at the returned x is kept.
 
-    anderson > 0 keeps that many past iterates for Anderson acceleration; an extrapolated point
-    that is not admissible, or where F is undefined, is replaced by a damped step (with the
-    mixing halved on every failure, at most max_backtracks times), and the history is reset.
+    anderson > 0 keeps that many past iterates for Anderson acceleration; `jacobian`, an
+    approximation of d(F(x) - x)/dx, switches on quasi-Newton steps (see the module docstring).
+    An extrapolated point that is not admissible, or where F is undefined, is replaced by a
+    damped step (with the mixing halved on every failure, at most max_backtracks times), and
+    the history is reset.
     """
     if not 0.0 <= damping < 1.0:
         raise ValueError(f"damping must be in [0, 1), got {damping}")
@@ -115,7 +117,11 @@ def iterate(
             chord, chord_failed = False, True
         candidate = x + beta * g
         if chord:
-            newton = x - np.linalg.solve(J, g)
+            try:
+                newton = x - np.linalg.solve(J, g)
+            except np.linalg.LinAlgError:
+                newton = np.full_like(x, np.nan)
+                chord, chord_failed = False, True
             if np.all(np.isfinite(newton)) and admissible(newton):
                 candidate = newton
                 last_chord = (x, g)

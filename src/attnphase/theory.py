@@ -192,63 +192,46 @@ class _Engine:
         return fx, (h, e)
 
 
-def _nan_result(alpha, p, branch, order, eps_lin, rep) -> TheoryResult:
+def _result(alpha, p, branch, order, eps_lin, rep, x=None, hats_=None, mom=None) -> TheoryResult:
+    """The result record; without a point (x, hats_, mom) every computed number is NaN."""
     nan = float("nan")
-    return TheoryResult(
-        alpha,
-        p.omega,
-        p.sigma,
-        p.lam,
-        p.A,
-        branch,
+    values = dict.fromkeys(
+        ("q", "m", "V", "theta", "qhat", "mhat", "Vhat", "thetahat", "test_error", "train_loss"),
         nan,
-        nan,
-        nan,
-        nan,
-        nan,
-        nan,
-        nan,
-        nan,
-        nan,
-        nan,
-        eps_lin,
-        False,
-        rep.iterations,
-        rep.residual,
-        rep.residuals,
-        rep.status,
-        order,
     )
-
-
-def _record(alpha, p, branch, order, eps_lin, x, hats_, mom, rep) -> TheoryResult:
-    o = eq.Overlaps(*x)
-    k = eq.kappa(sigma=p.sigma, omega=p.omega, A=p.A)
-    phi = eq.free_entropy(o, hats_, mom, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho, kappa_=k)
+    if x is not None:
+        o = eq.Overlaps(*x)
+        k = eq.kappa(sigma=p.sigma, omega=p.omega, A=p.A)
+        phi = eq.free_entropy(
+            o, hats_, mom, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho, kappa_=k
+        )
+        values.update(
+            q=o.q,
+            m=o.m,
+            V=o.V,
+            theta=o.theta,
+            qhat=hats_.qhat,
+            mhat=hats_.mhat,
+            Vhat=hats_.Vhat,
+            thetahat=hats_.thetahat,
+            test_error=eq.test_error(mom, kappa_=k),
+            train_loss=-phi,
+        )
     return TheoryResult(
-        alpha,
-        p.omega,
-        p.sigma,
-        p.lam,
-        p.A,
-        branch,
-        o.q,
-        o.m,
-        o.V,
-        o.theta,
-        hats_.qhat,
-        hats_.mhat,
-        hats_.Vhat,
-        hats_.thetahat,
-        eq.test_error(mom, kappa_=k),
-        -phi,
-        eps_lin,
-        rep.converged,
-        rep.iterations,
-        rep.residual,
-        rep.residuals,
-        rep.status,
-        order,
+        alpha=alpha,
+        omega=p.omega,
+        sigma=p.sigma,
+        lam=p.lam,
+        A=p.A,
+        branch=branch,
+        **values,
+        linear_test_error=eps_lin,
+        converged=rep.converged,
+        iterations=rep.iterations,
+        residual=rep.residual,
+        residuals=rep.residuals,
+        status=rep.status,
+        order=order,
     )
 
 
@@ -327,9 +310,9 @@ def _solve_with(
             raise ConvergenceError(msg)
         warnings.warn(msg, NonConvergenceWarning, stacklevel=3)
         if rep.aux is None or rep.status != "maximum iterations reached":
-            return _nan_result(alpha, p, branch, order, eps_lin, rep)
+            return _result(alpha, p, branch, order, eps_lin, rep)
     hats_, mom = rep.aux
-    return _record(alpha, p, branch, order, eps_lin, rep.x, hats_, mom, rep)
+    return _result(alpha, p, branch, order, eps_lin, rep, rep.x, hats_, mom)
 
 
 def _start_overlaps(init) -> tuple[eq.Overlaps, str]:

@@ -1,0 +1,32 @@
+"""Finite-d simulations of tied low-rank dot-product attention (PyTorch), THEORY.md §1."""
+
+from .data import default_positions, generator, targets
+from .linear import fit_linear, linear_risk, train_linear
+from .models import attention_map, attention_maps, attention_output, naive_risk
+from .risk import StructuredRisk
+from .run import INITS, SimConfig, SimResult, SimulationWarning, pick_device, simulate
+from .train import OPTIMIZERS, Diverged, TrainReport, minimise
+
+__all__ = [
+    "INITS",
+    "OPTIMIZERS",
+    "Diverged",
+    "SimConfig",
+    "SimResult",
+    "SimulationWarning",
+    "StructuredRisk",
+    "TrainReport",
+    "attention_map",
+    "attention_maps",
+    "attention_output",
+    "default_positions",
+    "fit_linear",
+    "generator",
+    "linear_risk",
+    "minimise",
+    "naive_risk",
+    "pick_device",
+    "simulate",
+    "targets",
+    "train_linear",
+]

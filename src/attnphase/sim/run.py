@@ -1,0 +1,334 @@
+"""One simulation point: draw the problem, train from a chosen start, measure (THEORY.md §1).
+
+`simulate(config, seeds)` runs the same configuration for several seeds as one batch and
+returns one `SimResult` per seed, with q, m, theta in the conventions of THEORY.md §1:
+q = sigma^2 |Q|^2/d, m = p_1^T Q/sqrt(d) (= 1_d^T Q/d for the default positions),
+theta = sigma^2 Q*^T Q/d. The sign of Q is arbitrary (S(h) = S(-h)); overlaps are reported as
+found.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+from ..params import (
+    STANDARD_A,
+    check_nonnegative,
+    check_positive,
+    check_unit_interval,
+)
+from .data import ROLES, default_positions, generator, sample_tokens, targets
+from .linear import fit_linear
+from .models import attention_output, linear_output
+from .risk import StructuredRisk
+from .train import OPTIMIZERS, Diverged, minimise
+
+INITS = ("semantic", "positional", "random")
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+class SimulationWarning(RuntimeWarning):
+    """A run diverged or did not converge; the result says so."""
+
+
+def pick_device(device: str = "auto") -> torch.device:
+    """CUDA when available (for "auto"), CPU otherwise."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """A finite-d experiment (THEORY.md §1). n = round(alpha d) training samples.
+
+    init: "semantic" (Q = Q*), "positional" (Q = init_m 1_d, so m = init_m), "random"
+    (N(0, init_scale^2) entries), or a given (d, r) array. lam_linear: the baseline's own ridge
+    (None: lam). A fixes L; positions None gives p_l = c_l 1_d/sqrt(d), c from +1 to -1.
+    """
+
+    d: int = 1000
+    alpha: float = 1.0
+    omega: float = 0.3
+    sigma: float = 0.5
+    lam: float = 0.01
+    A: tuple = STANDARD_A
+    r: int = 1
+    t: int = 1
+    init: object = "semantic"
+    init_m: float = 0.2
+    init_scale: float = 0.01
+    optimizer: str = "lbfgs"
+    lr: float | None = None
+    steps: int | None = None
+    gtol: float = 1e-8
+    lam_linear: float | None = None
+    n_test: int = 10_000
+    dtype: str = "float64"
+    device: str = "auto"
+    positions: object = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if int(self.d) != self.d or self.d < 1:
+            raise ValueError(f"d must be an integer >= 1, got {self.d!r}")
+        check_positive("alpha", self.alpha)
+        if self.n < 1:
+            raise ValueError(f"n = round(alpha d) must be >= 1, got alpha={self.alpha}, d={self.d}")
+        check_unit_interval("omega", self.omega)
+        check_positive("sigma", self.sigma)
+        check_nonnegative("lam", self.lam)
+        if self.lam_linear is not None:
+            check_nonnegative("lam_linear", self.lam_linear)
+        A = np.asarray(self.A, dtype=float)
+        if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1 or not np.isfinite(A).all():
+            raise ValueError(f"A must be a finite square L x L matrix, got {self.A!r}")
+        for name in ("r", "t", "n_test"):
+            v = getattr(self, name)
+            if int(v) != v or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {tuple(DTYPES)}, got {self.dtype!r}")
+        if isinstance(self.init, str):
+            if self.init not in INITS:
+                raise ValueError(
+                    f"init must be one of {INITS} or a (d, r) matrix, got {self.init!r}"
+                )
+        else:
+            Q0 = np.asarray(self.init, dtype=float)
+            if Q0.shape != (self.d, self.r):
+                raise ValueError(
+                    f"init matrix must have shape (d, r) = {(self.d, self.r)}, got {Q0.shape}"
+                )
+            if not np.isfinite(Q0).all():
+                raise ValueError("init matrix must be finite (found NaN or inf)")
+        check_positive("init_scale", self.init_scale)
+        check_positive("gtol", self.gtol)
+
+    @property
+    def n(self) -> int:
+        return int(round(self.alpha * self.d))
+
+    @property
+    def L(self) -> int:
+        return len(self.A)
+
+    @property
+    def init_name(self) -> str:
+        return self.init if isinstance(self.init, str) else "given"
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """Metrics of one run. test_error = eps_g on the test set (eq. 4); train_loss = R(Q)/d;
+    train_loss_sum = R(Q); linear_test_error = eps_g of the exact ridge baseline. For r = t = 1
+    q, m, theta are numbers; otherwise nested lists (r x r, L x r, t x r)."""
+
+    d: int
+    n: int
+    alpha: float
+    omega: float
+    sigma: float
+    lam: float
+    init: str
+    seed: int
+    optimizer: str
+    test_error: float
+    train_loss: float
+    train_loss_sum: float
+    q: object
+    m: object
+    theta: object
+    linear_test_error: float
+    converged: bool
+    steps: int
+    grad_rms: float
+    seconds: float
+    status: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+_METRICS = (
+    "test_error",
+    "train_loss",
+    "train_loss_sum",
+    "q",
+    "m",
+    "theta",
+    "linear_test_error",
+    "grad_rms",
+)
+
+
+def _initial_weights(cfg: SimConfig, teacher: torch.Tensor, seeds, dtype, device) -> torch.Tensor:
+    B = len(seeds)
+    if not isinstance(cfg.init, str):
+        Q0 = torch.as_tensor(np.asarray(cfg.init, dtype=float), dtype=dtype, device=device)
+        return Q0.expand(B, -1, -1).clone()
+    noise = torch.stack(
+        [
+            torch.randn(
+                cfg.d, cfg.r, generator=generator(s, "init", device), dtype=dtype, device=device
+            )
+            for s in seeds
+        ]
+    )
+    if cfg.init == "random":
+        return cfg.init_scale * noise
+    Q0 = cfg.init_scale * noise
+    if cfg.init == "semantic":
+        k = min(cfg.r, cfg.t)
+        Q0[:, :, :k] = teacher[:, :, :k].clone()  # a copy: training must never touch Q*
+    else:
+        Q0[:, :, 0] = cfg.init_m
+    return Q0
+
+
+def _overlaps(Q: torch.Tensor, teacher: torch.Tensor, positions: torch.Tensor, sigma: float):
+    d = Q.shape[1]
+    q = sigma**2 * Q.transpose(1, 2) @ Q / d
+    m = torch.einsum("ld,bdr->blr", positions, Q) / math.sqrt(d)
+    theta = sigma**2 * teacher.transpose(1, 2) @ Q / d
+    return q, m[:, 0, :], theta
+
+
+def _scalar_or_list(x: torch.Tensor):
+    return float(x.reshape(())) if x.numel() == 1 else x.tolist()
+
+
+@torch.no_grad()
+def _test_errors(cfg, teacher, Q, Bmat, seeds, positions, A, dtype, device, chunk=4096):
+    """eps_g of the attention model and of the baseline on fresh test data, in chunks."""
+    gens = [generator(s, "test", device) for s in seeds]
+    err_att = torch.zeros(len(seeds), dtype=dtype, device=device)
+    err_lin = torch.zeros(len(seeds), dtype=dtype, device=device)
+    done = 0
+    while done < cfg.n_test:
+        size = min(chunk, cfg.n_test - done)
+        x = torch.stack(
+            [sample_tokens(size, cfg.L, cfg.d, cfg.sigma, g, dtype, device) for g in gens]
+        )
+        y = targets(x, teacher, cfg.omega, A)
+        err_att += (y - attention_output(x + positions, Q)).pow(2).sum(dim=(1, 2, 3))
+        err_lin += (y - linear_output(x, Bmat)).pow(2).sum(dim=(1, 2, 3))
+        done += size
+    scale = 2 * cfg.d * cfg.n_test
+    return (err_att / scale).tolist(), (err_lin / scale).tolist()
+
+
+def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
+    """Run `cfg` for each seed (teacher, data, test set and start all drawn from that seed),
+    as one batch; returns one result per seed. A diverging run is reported with
+    status "diverged", converged=False and NaN metrics (and a SimulationWarning)."""
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    t0 = time.perf_counter()
+    dtype, device = DTYPES[cfg.dtype], pick_device(cfg.device)
+    A = torch.as_tensor(np.asarray(cfg.A, dtype=float), dtype=dtype, device=device)
+    if cfg.positions is None:
+        positions = default_positions(cfg.L, cfg.d, dtype, device)
+    else:
+        positions = torch.as_tensor(
+            np.asarray(cfg.positions, dtype=float), dtype=dtype, device=device
+        )
+        if positions.shape != (cfg.L, cfg.d) or not torch.isfinite(positions).all():
+            raise ValueError(f"positions must be a finite (L, d) = {(cfg.L, cfg.d)} matrix")
+    teacher = torch.stack(
+        [
+            torch.randn(
+                cfg.d, cfg.t, generator=generator(s, "teacher", device), dtype=dtype, device=device
+            )
+            for s in seeds
+        ]
+    )
+    x = torch.stack(
+        [
+            sample_tokens(
+                cfg.n, cfg.L, cfg.d, cfg.sigma, generator(s, "train", device), dtype, device
+            )
+            for s in seeds
+        ]
+    )
+    y = targets(x, teacher, cfg.omega, A)
+    lam_lin = cfg.lam if cfg.lam_linear is None else cfg.lam_linear
+    Bmat = fit_linear(x, y, lam_lin)
+    risk = StructuredRisk.build(x + positions, y, cfg.lam)
+    del y
+    Q0 = _initial_weights(cfg, teacher, seeds, dtype, device)
+    base = dict(
+        d=cfg.d,
+        n=cfg.n,
+        alpha=cfg.alpha,
+        omega=cfg.omega,
+        sigma=cfg.sigma,
+        lam=cfg.lam,
+        init=cfg.init_name,
+        optimizer=cfg.optimizer,
+    )
+    try:
+        rep = minimise(risk, Q0, cfg.optimizer, cfg.lr, cfg.steps, cfg.gtol)
+    except Diverged as err:
+        warnings.warn(
+            f"{cfg.init_name} start, alpha={cfg.alpha}: {err}", SimulationWarning, stacklevel=2
+        )
+        nan = float("nan")
+        secs = (time.perf_counter() - t0) / len(seeds)
+        failed = dict.fromkeys(_METRICS, nan) | {
+            "converged": False,
+            "steps": 0,
+            "seconds": secs,
+            "status": f"diverged: {err}",
+        }
+        return [SimResult(**base, seed=s, **failed) for s in seeds]
+    with torch.no_grad():
+        R = risk(rep.Q)
+    q, m, theta = _overlaps(rep.Q, teacher, positions, cfg.sigma)
+    err_att, err_lin = _test_errors(cfg, teacher, rep.Q, Bmat, seeds, positions, A, dtype, device)
+    secs = (time.perf_counter() - t0) / len(seeds)
+    out = [
+        SimResult(
+            **base,
+            seed=s,
+            test_error=err_att[b],
+            train_loss=float(R[b]) / cfg.d,
+            train_loss_sum=float(R[b]),
+            q=_scalar_or_list(q[b]),
+            m=_scalar_or_list(m[b]),
+            theta=_scalar_or_list(theta[b]),
+            linear_test_error=err_lin[b],
+            grad_rms=rep.grad_rms[b],
+            converged=rep.converged[b],
+            steps=rep.steps[b],
+            seconds=secs,
+            status="converged" if rep.converged[b] else "not converged (gradient above gtol)",
+        )
+        for b, s in enumerate(seeds)
+    ]
+    if not all(rep.converged):
+        warnings.warn(
+            f"{cfg.init_name} start, alpha={cfg.alpha}: some runs did not converge",
+            SimulationWarning,
+            stacklevel=2,
+        )
+    return out
+
+
+__all__ = [
+    "INITS",
+    "ROLES",
+    "SimConfig",
+    "SimResult",
+    "SimulationWarning",
+    "pick_device",
+    "simulate",
+]

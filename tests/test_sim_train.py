@@ -1,0 +1,74 @@
+"""Training: optimisers agree on the minimum, divergence is reported, inputs are checked."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attnphase.sim import SimConfig, SimulationWarning, simulate
+
+
+def test_lbfgs_and_long_gd_reach_the_same_minimum():
+    base = dict(d=60, alpha=2.0, init="positional", n_test=200)
+    fast = simulate(SimConfig(**base, optimizer="lbfgs"), seeds=[0, 1])
+    gd = simulate(SimConfig(**base, optimizer="gd", lr=0.15, steps=20000), seeds=[0, 1])
+    for f, g in zip(fast, gd, strict=True):
+        assert f.converged and g.converged
+        assert g.train_loss == pytest.approx(f.train_loss, rel=1e-9)
+        for key in ("q", "m", "theta"):
+            assert getattr(g, key) == pytest.approx(getattr(f, key), rel=1e-5), key
+        assert f.steps < g.steps
+
+
+def test_adam_reaches_the_lbfgs_minimum():
+    base = dict(d=60, alpha=1.5, init="positional", n_test=300)
+    fast = simulate(SimConfig(**base), seeds=[0])[0]
+    adam = simulate(
+        SimConfig(**base, optimizer="adam", lr=0.003, steps=6000, gtol=1e-7), seeds=[0]
+    )[0]
+    assert adam.train_loss == pytest.approx(fast.train_loss, rel=1e-6)
+    assert adam.m == pytest.approx(fast.m, rel=1e-3)
+
+
+def test_authors_gd_protocol_runs_with_its_fixed_steps():
+    res = simulate(SimConfig(d=50, alpha=1.0, optimizer="gd", steps=50, n_test=100), seeds=[0])
+    assert res[0].steps == 50 and res[0].status.startswith("not converged")
+
+
+def test_diverging_run_is_reported_not_returned():
+    cfg = SimConfig(d=50, alpha=2.0, optimizer="gd", lr=1e6, steps=200, n_test=100)
+    with pytest.warns(SimulationWarning, match="non-finite"):
+        res = simulate(cfg, seeds=[0, 1])
+    for r in res:
+        assert not r.converged and r.status.startswith("diverged")
+        assert math.isnan(r.test_error) and math.isnan(r.theta)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"d": 0}, "^d must"),
+        ({"d": 10, "alpha": 0.01}, "n = round"),
+        ({"alpha": -1.0}, "^alpha"),
+        ({"lam": -0.1}, "^lam"),
+        ({"lam_linear": -1.0}, "^lam_linear"),
+        ({"sigma": 0.0}, "^sigma"),
+        ({"omega": 2.0}, "^omega"),
+        ({"optimizer": "sgdm"}, "^optimizer"),
+        ({"init": "sideways"}, "^init"),
+        ({"d": 3, "init": np.array([[0.0], [np.nan], [1.0]])}, "finite"),
+        ({"d": 3, "init": np.zeros((4, 1))}, "shape"),
+        ({"dtype": "float16"}, "^dtype"),
+        ({"A": ((1.0, 0.0),)}, "^A"),
+    ],
+)
+def test_bad_simulation_inputs(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        SimConfig(**kwargs)
+
+
+def test_bad_seeds_and_training_parameters():
+    with pytest.raises(ValueError, match="seeds"):
+        simulate(SimConfig(d=10), seeds=[])
+    with pytest.raises(ValueError, match="lr"):
+        simulate(SimConfig(d=10, lr=-1.0), seeds=[0])

@@ -17,6 +17,7 @@ from .theory import (
     learning_curve,
     solve,
 )
+from .transitions import Transitions, find_transitions
 
 _SIM_EXPORTS = ("SimConfig", "SimResult", "simulate")
 
@@ -43,6 +44,8 @@ __all__ = [
     "NonConvergenceWarning",
     "Overlaps",
     "TheoryResult",
+    "Transitions",
+    "find_transitions",
     "learning_curve",
     "linear_baseline_matrix",
     "linear_test_error",

@@ -38,6 +38,15 @@ THEORY_COLUMNS = [
 ]
 
 
+OmegaOpt = Annotated[float, typer.Option(help="mix of positional target, in [0, 1]")]
+SigmaOpt = Annotated[float, typer.Option(help="token standard deviation (> 0)")]
+LamOpt = Annotated[float, typer.Option(help="l2 regularisation lambda (>= 0)")]
+AOpt = Annotated[str, typer.Option("--A", help="positional target a11,a12,a21,a22")]
+FormatOpt = Annotated[str, typer.Option("--format", help="table|csv|json")]
+AlphaOpt = Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")]
+STANDARD_A_TEXT = "0.6,0.4,0.4,0.6"
+
+
 class UsageError(ValueError):
     """Bad command-line input (exit code 2)."""
 
@@ -101,6 +110,9 @@ def write_atomic(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "w") as fh:
         fh.write(text + "\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp files are private; results are ordinary files
     os.replace(tmp, path)
 
 
@@ -125,18 +137,16 @@ def run_theory(
 
 @app.command()
 def theory(
-    alpha: Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")] = "0.1:2:20",
-    omega: Annotated[float, typer.Option(help="mix of positional target, in [0, 1]")] = 0.3,
-    sigma: Annotated[float, typer.Option(help="token standard deviation (> 0)")] = 0.5,
-    lam: Annotated[float, typer.Option(help="l2 regularisation lambda (>= 0)")] = 0.01,
-    A: Annotated[
-        str, typer.Option("--A", help="positional target a11,a12,a21,a22")
-    ] = "0.6,0.4,0.4,0.6",
+    alpha: AlphaOpt = "0.1:2:20",
+    omega: OmegaOpt = 0.3,
+    sigma: SigmaOpt = 0.5,
+    lam: LamOpt = 0.01,
+    A: AOpt = STANDARD_A_TEXT,
     branch: Annotated[str, typer.Option(help="semantic|positional|trivial|all")] = "all",
     order: Annotated[str, typer.Option(help="Gauss-Hermite orders n_xi,n_y")] = ",".join(
         map(str, DEFAULT_ORDER)
     ),
-    format: Annotated[str, typer.Option("--format", help="table|csv|json")] = "table",
+    format: FormatOpt = "table",
     plot: Annotated[Path | None, typer.Option(help="write the Fig. 2 learning curves here")] = None,
 ) -> None:
     """State-evolution fixed points along alpha (THEORY.md §3-§4)."""
@@ -212,14 +222,12 @@ def run_simulations(groups: list[dict], seeds: list[int], workers: int, threads:
 @app.command()
 def simulate(
     d: Annotated[int, typer.Option(help="dimension d (>= 1)")] = 1000,
-    alpha: Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")] = "0.5:2:7",
-    omega: Annotated[float, typer.Option(help="mix of positional target, in [0, 1]")] = 0.3,
-    sigma: Annotated[float, typer.Option(help="token standard deviation (> 0)")] = 0.5,
-    lam: Annotated[float, typer.Option(help="l2 regularisation lambda (>= 0)")] = 0.01,
+    alpha: AlphaOpt = "0.5:2:7",
+    omega: OmegaOpt = 0.3,
+    sigma: SigmaOpt = 0.5,
+    lam: LamOpt = 0.01,
     lam_linear: Annotated[float | None, typer.Option(help="baseline ridge (default: lam)")] = None,
-    A: Annotated[
-        str, typer.Option("--A", help="positional target a11,a12,a21,a22")
-    ] = "0.6,0.4,0.4,0.6",
+    A: AOpt = STANDARD_A_TEXT,
     init: Annotated[
         str, typer.Option(help="comma list of semantic,positional,random")
     ] = "semantic,positional",
@@ -231,7 +239,7 @@ def simulate(
     dtype: Annotated[str, typer.Option(help="float64|float32")] = "float64",
     workers: Annotated[int, typer.Option(help="parallel processes")] = 1,
     threads: Annotated[int, typer.Option(help="torch threads per process")] = 1,
-    format: Annotated[str, typer.Option("--format", help="table|csv|json")] = "table",
+    format: FormatOpt = "table",
     plot: Annotated[Path | None, typer.Option(help="overlay on the theory curves (Fig. 2)")] = None,
 ) -> None:
     """Train the finite-d model (THEORY.md §1) and report one row per (alpha, init, seed)."""
@@ -281,6 +289,46 @@ def simulate(
         )
         simulation_overlay(to_frame(theory), to_frame(records), plot)
     typer.echo(render(records, format, SIM_COLUMNS))
+
+
+@app.command()
+def transition(
+    omega: OmegaOpt = 0.3,
+    sigma: SigmaOpt = 0.5,
+    lam: LamOpt = 0.01,
+    A: AOpt = STANDARD_A_TEXT,
+    alpha_min: Annotated[float, typer.Option(help="lower end of the alpha range")] = 0.2,
+    alpha_max: Annotated[float, typer.Option(help="upper end of the alpha range")] = 2.5,
+    num: Annotated[int, typer.Option(help="alpha grid points for the branch scans")] = 24,
+    order: Annotated[str, typer.Option(help="Gauss-Hermite orders n_xi,n_y")] = ",".join(
+        map(str, DEFAULT_ORDER)
+    ),
+    check_order: Annotated[
+        str, typer.Option(help="second order, for the error estimate")
+    ] = "48,16",
+    format: FormatOpt = "table",
+) -> None:
+    """alpha_c (positional -> semantic global minimum), alpha_l (attention beats the linear
+    baseline) with error estimates, and the spinodals (THEORY.md §5)."""
+    from .transitions import find_transitions
+
+    try:
+        p = build_params(omega, sigma, lam, A)
+        orders = parse_order(order), parse_order(check_order)
+        if format not in FORMATS:
+            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        if not 0 < alpha_min < alpha_max or not np.isfinite(alpha_max):
+            raise UsageError(
+                f"--alpha-min/--alpha-max: need 0 < min < max, got {alpha_min}, {alpha_max}"
+            )
+        if num < 3:
+            raise UsageError(f"--num must be >= 3, got {num}")
+    except UsageError as err:
+        _fail(err)
+    res = find_transitions(
+        p, alpha_min=alpha_min, alpha_max=alpha_max, num=num, order=orders[0], check_order=orders[1]
+    )
+    typer.echo(render([res.as_dict()], format))
 
 
 @app.command()

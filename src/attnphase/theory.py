@@ -342,18 +342,25 @@ def solve(
     max_iter: int = 300,
     estimator: str = "ibp",
     strict: bool = False,
+    branch: str | None = None,
 ) -> TheoryResult:
     """One fixed point of the state evolution at sample complexity alpha.
 
     init: a branch name ("semantic", "positional", "trivial": the authors' starting overlaps,
     solved cold, i.e. damped iterations at a coarse order first) or explicit overlaps
-    (an `Overlaps`, a dict or (q, m, V, theta)), solved directly with Anderson acceleration.
+    (an `Overlaps`, a dict or (q, m, V, theta)), solved directly with Anderson acceleration;
+    with explicit overlaps, `branch` solves on that branch's invariant manifold (m and/or theta
+    held at zero, see `pinned_overlaps`) and labels the result with it.
     order: Gauss-Hermite orders (n_xi, n_y), or one int for both.
     Non-convergence: converged=False and a NonConvergenceWarning, or ConvergenceError if strict.
     """
     alpha = check_positive("alpha", alpha)
     p = params if params is not None else ModelParams()
-    start, branch = _start_overlaps(init)
+    start, label = _start_overlaps(init)
+    if branch is not None:
+        if branch not in BRANCHES or isinstance(init, str):
+            raise ValueError(f"branch must be one of {BRANCHES}, with explicit overlaps as init")
+        label = branch
     if not _admissible(_as_vector(start), p.rho):
         raise ValueError(
             f"init overlaps {start} are not admissible (need q, V > 0, q rho > theta^2)"
@@ -362,7 +369,7 @@ def solve(
         alpha,
         p,
         start,
-        branch,
+        label,
         _Ladder(_check_order(order)),
         cold=isinstance(init, str),
         tol=tol,

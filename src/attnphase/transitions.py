@@ -1,0 +1,219 @@
+"""Transitions of THEORY.md §5: alpha_c (training losses of the semantic and positional branches
+cross), alpha_l (the global minimum's test error equals eps_lin), and the spinodals (where a
+branch stops existing along its continuation).
+
+Each branch is followed along a grid of alpha (`learning_curve`); sign changes on the grid
+bracket the roots, which scipy's brentq refines with solves warm-started from the nearest grid
+point on the branch. The error estimate is the change of each root between two quadrature
+orders.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+
+from .params import ModelParams
+from .theory import (
+    DEFAULT_ORDER,
+    NonConvergenceWarning,
+    TheoryResult,
+    learning_curve,
+    solve,
+)
+
+CHECK_ORDER = (48, 16)
+
+
+@dataclass(frozen=True)
+class Transitions:
+    """alpha_c, alpha_l with error estimates, and the spinodals (NaN where not in the range).
+
+    spinodal_semantic: smallest alpha where the semantic branch exists (bisection to 1/64 of the
+    grid step); spinodal_positional: largest alpha where the positional branch exists.
+    """
+
+    omega: float
+    sigma: float
+    lam: float
+    alpha_c: float
+    alpha_c_err: float
+    alpha_l: float
+    alpha_l_err: float
+    spinodal_semantic: float
+    spinodal_positional: float
+    alpha_min: float
+    alpha_max: float
+    order: tuple[int, int]
+    check_order: tuple[int, int]
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["n_xi"], d["n_y"] = d.pop("order")
+        d["check_n_xi"], d["check_n_y"] = d.pop("check_order")
+        return d
+
+
+def bracket_sign_changes(alphas: Sequence[float], values: Sequence[float]) -> list[tuple[int, int]]:
+    """Index pairs (i, i+1) of consecutive finite values with opposite signs."""
+    out = []
+    for i in range(len(alphas) - 1):
+        a, b = values[i], values[i + 1]
+        if math.isfinite(a) and math.isfinite(b) and a * b < 0:
+            out.append((i, i + 1))
+    return out
+
+
+def refine_root(fn: Callable[[float], float], lo: float, hi: float, xtol: float = 1e-4) -> float:
+    """Root of fn in [lo, hi] (a sign change) by Brent's method."""
+    return float(brentq(fn, lo, hi, xtol=xtol))
+
+
+def _on(res: TheoryResult, branch: str) -> bool:
+    return res.converged and res.kind == branch
+
+
+def _solve_from(alpha, p, near: TheoryResult, order) -> TheoryResult:
+    """Solve on near's branch from its overlaps; not converging there means leaving the branch."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonConvergenceWarning)
+        return solve(
+            alpha, p, init=(near.q, near.m, near.V, near.theta), order=order, branch=near.branch
+        )
+
+
+def _nearest_on(results, branch, alpha) -> TheoryResult | None:
+    on = [r for r in results if _on(r, branch)]
+    return min(on, key=lambda r: abs(r.alpha - alpha), default=None)
+
+
+def _spinodal(alphas, results, branch, p, order, lower: bool, steps: int = 6) -> float:
+    """Where the branch ends inside the grid range, by bisection between the last grid point on
+    the branch and the next one off it; NaN when it exists at the end of the range."""
+    on = [i for i, r in enumerate(results) if _on(r, branch)]
+    if not on:
+        return float("nan")
+    i = on[0] if lower else on[-1]
+    j = i - 1 if lower else i + 1
+    if j < 0 or j >= len(alphas):
+        return float("nan")
+    a_on, a_off, near = alphas[i], alphas[j], results[i]
+    for _ in range(steps):
+        mid = 0.5 * (a_on + a_off)
+        res = _solve_from(mid, p, near, order)
+        if _on(res, branch):
+            a_on, near = mid, res
+        else:
+            a_off = mid
+    return a_on
+
+
+def _value(alpha, p, branch, results, order, key) -> float:
+    """`key` of the branch at alpha, solved from the nearest grid point on the branch."""
+    near = _nearest_on(results, branch, alpha)
+    if near is None:
+        return float("nan")
+    res = _solve_from(alpha, p, near, order)
+    return getattr(res, key) if _on(res, branch) else float("nan")
+
+
+def _global_minimum(sem: TheoryResult, pos: TheoryResult) -> TheoryResult | None:
+    """The branch with the lower training loss (larger Phi) among those that exist."""
+    cands = [r for r, b in ((sem, "semantic"), (pos, "positional")) if _on(r, b)]
+    return min(cands, key=lambda r: r.train_loss, default=None)
+
+
+def _roots(alphas, p, sem, pos, order) -> tuple[float, float]:
+    eps_lin = sem[0].linear_test_error
+
+    def loss_gap(a):
+        return _value(a, p, "semantic", sem, order, "train_loss") - _value(
+            a, p, "positional", pos, order, "train_loss"
+        )
+
+    def lin_gap(a):
+        s = _solve_from(a, p, _nearest_on(sem, "semantic", a), order)
+        q = _solve_from(a, p, _nearest_on(pos, "positional", a), order)
+        best = _global_minimum(s, q)
+        return best.test_error - eps_lin if best is not None else float("nan")
+
+    gaps = [
+        s.train_loss - q.train_loss if _on(s, "semantic") and _on(q, "positional") else math.nan
+        for s, q in zip(sem, pos, strict=True)
+    ]
+    lin = []
+    for s, q in zip(sem, pos, strict=True):
+        best = _global_minimum(s, q)
+        lin.append(best.test_error - eps_lin if best is not None else math.nan)
+    alpha_c = alpha_l = float("nan")
+    brackets = bracket_sign_changes(alphas, gaps)
+    if brackets:
+        i, j = brackets[0]
+        alpha_c = refine_root(loss_gap, alphas[i], alphas[j])
+    # alpha_l: the first crossing of eps_lin by the global minimum's eps_g, which can also jump
+    # across eps_lin at alpha_c: a bracket that holds that jump is not a root
+    for i, j in bracket_sign_changes(alphas, lin):
+        if math.isfinite(alpha_c) and alphas[i] <= alpha_c <= alphas[j]:
+            lo, hi = lin_gap(alphas[i]), lin_gap(alpha_c - 1e-6)
+            if lo * hi < 0:
+                alpha_l = refine_root(lin_gap, alphas[i], alpha_c - 1e-6)
+            else:
+                lo, hi = lin_gap(alpha_c + 1e-6), lin_gap(alphas[j])
+                if lo * hi < 0:
+                    alpha_l = refine_root(lin_gap, alpha_c + 1e-6, alphas[j])
+                else:
+                    alpha_l = alpha_c  # eps_g jumps across eps_lin at the first-order transition
+        else:
+            alpha_l = refine_root(lin_gap, alphas[i], alphas[j])
+        break
+    return alpha_c, alpha_l
+
+
+def find_transitions(
+    params: ModelParams | None = None,
+    *,
+    alpha_min: float = 0.2,
+    alpha_max: float = 2.5,
+    num: int = 24,
+    order=DEFAULT_ORDER,
+    check_order=CHECK_ORDER,
+) -> Transitions:
+    """alpha_c, alpha_l (THEORY.md §5) and the spinodals on [alpha_min, alpha_max].
+
+    The errors are |root(order) - root(check_order)|, the change between two quadrature orders.
+    """
+    p = params if params is not None else ModelParams()
+    if not 0 < alpha_min < alpha_max:
+        raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
+    if num < 3:
+        raise ValueError(f"num must be >= 3, got {num}")
+    alphas = list(np.linspace(alpha_min, alpha_max, num))
+    roots = {}
+    for o in (tuple(check_order), tuple(order)):
+        sem = learning_curve(alphas, p, branch="semantic", order=o)
+        pos = learning_curve(alphas, p, branch="positional", order=o)
+        roots[o] = _roots(alphas, p, sem, pos, o)
+    ac, al = roots[tuple(order)]
+    ac2, al2 = roots[tuple(check_order)]
+    ss = _spinodal(alphas, sem, "semantic", p, tuple(order), lower=True)
+    sp = _spinodal(alphas, pos, "positional", p, tuple(order), lower=False)
+    return Transitions(
+        omega=p.omega,
+        sigma=p.sigma,
+        lam=p.lam,
+        alpha_c=ac,
+        alpha_c_err=abs(ac - ac2),
+        alpha_l=al,
+        alpha_l_err=abs(al - al2),
+        spinodal_semantic=ss,
+        spinodal_positional=sp,
+        alpha_min=alpha_min,
+        alpha_max=alpha_max,
+        order=tuple(order),
+        check_order=tuple(check_order),
+    )

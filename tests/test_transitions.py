@@ -22,7 +22,7 @@ def test_crossing_of_two_synthetic_branches_is_recovered():
 
     alphas = np.linspace(0.3, 2.5, 12)
     gaps = [branch_a(a) - branch_b(a) for a in alphas]
-    (i, j), = bracket_sign_changes(alphas, gaps)
+    ((i, j),) = bracket_sign_changes(alphas, gaps)
     root = refine_root(lambda a: branch_a(a) - branch_b(a), alphas[i], alphas[j], xtol=1e-8)
     assert root == pytest.approx(1.2345, abs=1e-7)
 
@@ -34,8 +34,9 @@ def test_sign_change_brackets_skip_missing_points():
 
 @pytest.fixture(scope="module")
 def paper_transitions():
-    return find_transitions(ModelParams(), alpha_min=0.6, alpha_max=2.0, num=8, order=(32, 12),
-                            check_order=(24, 8))
+    return find_transitions(
+        ModelParams(), alpha_min=0.6, alpha_max=2.0, num=8, order=(32, 12), check_order=(24, 8)
+    )
 
 
 def test_paper_setting_matches_theory_md_within_the_reported_error(paper_transitions):

@@ -31,7 +31,8 @@ def test_adam_reaches_the_lbfgs_minimum():
 
 
 def test_authors_gd_protocol_runs_with_its_fixed_steps():
-    res = simulate(SimConfig(d=50, alpha=1.0, optimizer="gd", steps=50, n_test=100), seeds=[0])
+    with pytest.warns(SimulationWarning, match="did not converge"):
+        res = simulate(SimConfig(d=50, alpha=1.0, optimizer="gd", steps=50, n_test=100), seeds=[0])
     assert res[0].steps == 50 and res[0].status.startswith("not converged")
 
 

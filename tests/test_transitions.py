@@ -61,3 +61,12 @@ def test_transition_cli_json_keys_and_bad_input():
     assert res.exit_code == 2 and "--omega" in res.output
     res = runner.invoke(app, ["transition", "--alpha-min", "2", "--alpha-max", "1"])
     assert res.exit_code == 2 and "--alpha-min" in res.output
+
+
+def test_refinement_falls_back_to_interpolation_where_the_branch_cannot_be_solved():
+    from attnphase.transitions import _refine_or_interpolate
+
+    def gap(a):
+        return math.nan if 0.9 < a < 1.1 else a - 1.0
+
+    assert _refine_or_interpolate(gap, 0.5, 2.0, -0.5, 1.0) == pytest.approx(1.0)

@@ -384,20 +384,54 @@ def sweep(
 
 
 @app.command()
+def figure(
+    name: Annotated[str, typer.Argument(help="fig2 | fig3 | finite-size")],
+    out: Annotated[Path, typer.Option(help="output directory (PNG, PDF, sweep stores)")] = Path(
+        "results"
+    ),
+    full: Annotated[bool, typer.Option(help="paper-sized runs instead of quick ones")] = False,
+    workers: Annotated[int, typer.Option(help="local processes for the simulations")] = 2,
+) -> None:
+    """Draw one of the paper's figures (its simulations resume from the stores in --out)."""
+    from .figures import FIGURES, MAKERS
+
+    if name not in FIGURES:
+        _fail(UsageError(f"NAME must be one of {FIGURES}, got {name!r}"))
+    if workers < 1:
+        _fail(UsageError(f"--workers must be >= 1, got {workers}"))
+    MAKERS[name](out, quick=not full, workers=workers)
+    typer.echo(f"wrote {out / name.replace('-', '_')}.png and .pdf")
+
+
+@app.command()
 def demo(
     out: Annotated[Path, typer.Option(help="output directory")] = Path("results"),
     num: Annotated[int, typer.Option(help="number of alpha points in [0.1, 2]")] = 20,
+    full: Annotated[bool, typer.Option(help="paper-sized figures (much longer)")] = False,
 ) -> None:
-    """The paper's setting (omega=0.3, sigma=0.5, lambda=0.01, standard A): learning curves of
-    both branches for alpha in [0.1, 2], written as results/theory.csv and
-    results/fig2_theory.png."""
+    """The paper in one command: learning curves of both branches for alpha in [0.1, 2]
+    (results/theory.csv, fig2_theory.png), alpha_c and alpha_l for omega in {0.1, 0.3, 0.5}
+    (transitions.csv), and a small empirical phase diagram (d=100, 5 x 3 grid) with the theory
+    lines (fig3.png). --full: 10 omegas and a 10 x 10 diagram at d=500 (hours)."""
+    from .figures import make_fig3, transition_lines
+    from .plots import learning_curves
+
     p = ModelParams()
     alphas = list(np.linspace(0.1, 2.0, num))
     records = run_theory(alphas, p, ["semantic", "positional"], DEFAULT_ORDER)
     df = to_frame(records)
     write_atomic(out / "theory.csv", df.to_csv(index=False).rstrip("\n"))
-    from .plots import learning_curves
-
     learning_curves(df, out / "fig2_theory.png")
     typer.echo(render(records, "table", THEORY_COLUMNS))
-    typer.echo(f"wrote {out / 'theory.csv'} and {out / 'fig2_theory.png'}")
+    omegas = [float(w) for w in np.linspace(0.1, 0.5, 3 if not full else 10)]
+    lines = transition_lines(omegas, p, quick=not full)
+    write_atomic(out / "transitions.csv", lines.to_csv(index=False).rstrip("\n"))
+    typer.echo(
+        render(
+            lines.to_dict("records"),
+            "table",
+            ["omega", "alpha_c", "alpha_c_err", "alpha_l", "alpha_l_err", "spinodal_semantic"],
+        )
+    )
+    make_fig3(out, quick=not full, lines=lines)
+    typer.echo(f"wrote theory.csv, fig2_theory.png, transitions.csv, fig3.png/.pdf in {out}")

@@ -74,6 +74,15 @@ def refine_root(fn: Callable[[float], float], lo: float, hi: float, xtol: float 
     return float(brentq(fn, lo, hi, xtol=xtol))
 
 
+def _refine_or_interpolate(fn, lo, hi, f_lo, f_hi) -> float:
+    """Brent's root, or, where fn cannot be evaluated inside the bracket (a re-solve left the
+    branch), the linear interpolation of the bracketing grid values."""
+    try:
+        return refine_root(fn, lo, hi)
+    except ValueError:
+        return lo - f_lo * (hi - lo) / (f_hi - f_lo)
+
+
 def _on(res: TheoryResult, branch: str) -> bool:
     return res.converged and res.kind == branch
 
@@ -154,22 +163,22 @@ def _roots(alphas, p, sem, pos, order) -> tuple[float, float]:
     brackets = bracket_sign_changes(alphas, gaps)
     if brackets:
         i, j = brackets[0]
-        alpha_c = refine_root(loss_gap, alphas[i], alphas[j])
+        alpha_c = _refine_or_interpolate(loss_gap, alphas[i], alphas[j], gaps[i], gaps[j])
     # alpha_l: the first crossing of eps_lin by the global minimum's eps_g, which can also jump
     # across eps_lin at alpha_c: a bracket that holds that jump is not a root
     for i, j in bracket_sign_changes(alphas, lin):
         if math.isfinite(alpha_c) and alphas[i] <= alpha_c <= alphas[j]:
             lo, hi = lin_gap(alphas[i]), lin_gap(alpha_c - 1e-6)
             if lo * hi < 0:
-                alpha_l = refine_root(lin_gap, alphas[i], alpha_c - 1e-6)
+                alpha_l = _refine_or_interpolate(lin_gap, alphas[i], alpha_c - 1e-6, lo, hi)
             else:
                 lo, hi = lin_gap(alpha_c + 1e-6), lin_gap(alphas[j])
                 if lo * hi < 0:
-                    alpha_l = refine_root(lin_gap, alpha_c + 1e-6, alphas[j])
+                    alpha_l = _refine_or_interpolate(lin_gap, alpha_c + 1e-6, alphas[j], lo, hi)
                 else:
                     alpha_l = alpha_c  # eps_g jumps across eps_lin at the first-order transition
         else:
-            alpha_l = refine_root(lin_gap, alphas[i], alphas[j])
+            alpha_l = _refine_or_interpolate(lin_gap, alphas[i], alphas[j], lin[i], lin[j])
         break
     return alpha_c, alpha_l
 

@@ -126,7 +126,7 @@ def run_theory(
     p: ModelParams,
     branches: list[str],
     order: tuple[int, int],
-    progress: bool = True,
+    progress: bool = False,
 ) -> list[dict]:
     records = []
     for b in branches:
@@ -418,7 +418,9 @@ def demo(
 
     p = ModelParams()
     alphas = list(np.linspace(0.1, 2.0, num))
-    records = run_theory(alphas, p, ["semantic", "positional"], DEFAULT_ORDER)
+    records = run_theory(
+        alphas, p, ["semantic", "positional"], DEFAULT_ORDER, progress=sys.stderr.isatty()
+    )
     df = to_frame(records)
     write_atomic(out / "theory.csv", df.to_csv(index=False).rstrip("\n"))
     learning_curves(df, out / "fig2_theory.png")

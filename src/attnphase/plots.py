@@ -19,34 +19,40 @@ BRANCH_STYLE = {
 }
 
 
-def learning_curves(df: pd.DataFrame, path: str | Path) -> dict[str, pd.DataFrame]:
-    """theta/sigma^2 and m vs alpha for each branch, and eps_g with eps_lin (Fig. 2).
-
-    Only converged points that sit on their branch are drawn; returns the plotted data per branch.
-    """
-    path = Path(path)
+def _theory_axes(theory: pd.DataFrame, prefix: str = "") -> tuple:
+    """Figure with theta/sigma^2, m and eps_g against alpha for each branch (converged points on
+    their branch only) and eps_lin; returns (fig, axes, plotted data per branch)."""
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), constrained_layout=True)
     plotted: dict[str, pd.DataFrame] = {}
-    for branch, sub in df.groupby("branch", sort=False):
+    for branch, sub in theory.groupby("branch", sort=False):
         sub = sub[sub["converged"] & (sub["kind"] == branch)].sort_values("alpha")
         plotted[branch] = sub
         style = BRANCH_STYLE.get(branch, {})
-        axes[0].plot(sub["alpha"], sub["theta"] / sub["sigma"] ** 2, label=branch, **style)
-        axes[1].plot(sub["alpha"], sub["m"], label=branch, **style)
-        axes[2].plot(sub["alpha"], sub["test_error"], label=branch, **style)
-    lin = df.drop_duplicates("alpha").sort_values("alpha")
+        label = f"{prefix}{branch}"
+        axes[0].plot(sub["alpha"], sub["theta"] / sub["sigma"] ** 2, label=label, **style)
+        axes[1].plot(sub["alpha"], sub["m"], label=label, **style)
+        axes[2].plot(sub["alpha"], sub["test_error"], label=label, **style)
+    lin = theory.drop_duplicates("alpha").sort_values("alpha")
     axes[2].plot(lin["alpha"], lin["linear_test_error"], "k--", label="linear baseline")
     for ax, ylabel in zip(axes, (r"$\theta/\sigma^2$", r"$m$", r"$\epsilon_g$"), strict=True):
         ax.set_xlabel(r"$\alpha$")
         ax.set_ylabel(ylabel)
+    return fig, axes, plotted
+
+
+def learning_curves(df: pd.DataFrame, path: str | Path) -> dict[str, pd.DataFrame]:
+    """theta/sigma^2 and m vs alpha for each branch, and eps_g with eps_lin (Fig. 2, theory).
+
+    Only converged points that sit on their branch are drawn; returns the plotted data per branch.
+    """
+    fig, axes, plotted = _theory_axes(df)
+    for ax in axes:
         ax.legend(frameon=False)
     first = df.iloc[0]
     fig.suptitle(
         rf"$\omega$={first['omega']:g}, $\sigma$={first['sigma']:g}, $\lambda$={first['lam']:g}"
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    _save(fig, Path(path))
     return plotted
 
 
@@ -60,18 +66,7 @@ def simulation_overlay(
     """Fig. 2: simulation means and standard deviations over seeds (markers with error bars)
     on the theory curves, eps_lin, and alpha_c / alpha_l marked when given. Writes path and
     its .pdf twin; returns the plotted simulation summary."""
-    path = Path(path)
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), constrained_layout=True)
-    for branch, sub in theory.groupby("branch", sort=False):
-        sub = sub[sub["converged"] & (sub["kind"] == branch)].sort_values("alpha")
-        style = BRANCH_STYLE.get(branch, {})
-        axes[0].plot(
-            sub["alpha"], sub["theta"] / sub["sigma"] ** 2, label=f"theory, {branch}", **style
-        )
-        axes[1].plot(sub["alpha"], sub["m"], label=f"theory, {branch}", **style)
-        axes[2].plot(sub["alpha"], sub["test_error"], label=f"theory, {branch}", **style)
-    lin = theory.drop_duplicates("alpha").sort_values("alpha")
-    axes[2].plot(lin["alpha"], lin["linear_test_error"], "k--", label="linear baseline")
+    fig, axes, _ = _theory_axes(theory, prefix="theory, ")
     ok = sims[sims["converged"]].copy()
     ok["theta_s2"] = ok["theta"] / ok["sigma"] ** 2
     summary = ok.groupby(["init", "alpha"])[["theta_s2", "m", "test_error"]].agg(["mean", "std"])
@@ -89,16 +84,13 @@ def simulation_overlay(
                 capsize=2,
                 label=f"simulation, {init} start",
             )
-    for ax, ylabel in zip(axes, (r"$\theta/\sigma^2$", r"$m$", r"$\epsilon_g$"), strict=True):
-        ax.set_xlabel(r"$\alpha$")
-        ax.set_ylabel(ylabel)
     for value, name, style in ((alpha_c, r"$\alpha_c$", ":"), (alpha_l, r"$\alpha_l$", "-.")):
         if value is not None and np.isfinite(value):
             for ax in axes:
                 ax.axvline(value, color="k", linestyle=style, lw=0.8, label=name)
     axes[2].legend(frameon=False, fontsize=7)
     fig.suptitle(f"d = {int(sims['d'].iloc[0])}, {sims['seed'].nunique()} seeds")
-    _save(fig, path)
+    _save(fig, Path(path))
     return summary
 
 

@@ -14,7 +14,7 @@ import typer
 
 from .params import ModelParams, check_positive
 from .tables import FORMATS, render, to_frame
-from .theory import BRANCHES, DEFAULT_ORDER, learning_curve
+from .theory import BRANCHES, DEFAULT_ORDER, branch_curves
 
 app = typer.Typer(
     help="Positional vs semantic learning in a solvable model of dot-product attention.",
@@ -49,6 +49,11 @@ STANDARD_A_TEXT = "0.6,0.4,0.4,0.6"
 
 class UsageError(ValueError):
     """Bad command-line input (exit code 2)."""
+
+
+def _usage(err: ValueError) -> UsageError:
+    """A model's ValueError ("name must ...") as a UsageError naming the option --name."""
+    return UsageError(f"--{str(err).split()[0]}: {err}")
 
 
 def parse_alphas(text: str) -> list[float]:
@@ -101,7 +106,7 @@ def build_params(omega: float, sigma: float, lam: float, A: str) -> ModelParams:
     try:
         return ModelParams(omega=omega, sigma=sigma, lam=lam, A=parse_matrix(A))
     except ValueError as err:
-        raise UsageError(f"--{str(err).split()[0]}: {err}") from None
+        raise _usage(err) from None
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -128,11 +133,7 @@ def run_theory(
     order: tuple[int, int],
     progress: bool = False,
 ) -> list[dict]:
-    records = []
-    for b in branches:
-        for r in learning_curve(alphas, p, branch=b, order=order, progress=progress):
-            records.append(r.as_dict())
-    return records
+    return [r.as_dict() for r in branch_curves(alphas, p, branches, order, progress)]
 
 
 @app.command()
@@ -276,7 +277,7 @@ def simulate(
                 try:
                     SimConfig(**kw)
                 except ValueError as err:
-                    raise UsageError(f"--{str(err).split()[0]}: {err}") from None
+                    raise _usage(err) from None
                 groups.append(kw)
     except UsageError as err:
         _fail(err)

@@ -15,16 +15,11 @@ import pandas as pd
 from .params import ModelParams
 from .plots import fig3, finite_size, simulation_overlay
 from .sweep import SweepSpec, run_sweep
-from .theory import learning_curve
+from .theory import branch_curves
 from .transitions import find_transitions
 
 FIGURES = ("fig2", "fig3", "finite-size")
 INITS = ["semantic", "positional"]
-
-
-def _theory_frame(alphas, p: ModelParams, order) -> pd.DataFrame:
-    rows = [r.as_dict() for b in INITS for r in learning_curve(alphas, p, branch=b, order=order)]
-    return pd.DataFrame(rows)
 
 
 def _sims(out: Path, name: str, grid: dict, base: dict, workers: int) -> pd.DataFrame:
@@ -52,7 +47,8 @@ def make_fig2(out: Path, quick: bool = True, workers: int = 2, p: ModelParams | 
     p = p or ModelParams()
     alphas = [float(a) for a in np.linspace(0.4, 2.0, 7 if quick else 16)]
     d, seeds = (200, 3) if quick else (1000, 5)
-    theory = _theory_frame(alphas, p, (32, 12) if quick else (64, 24))
+    curves = branch_curves(alphas, p, INITS, (32, 12) if quick else (64, 24))
+    theory = pd.DataFrame([r.as_dict() for r in curves])
     sims = _sims(
         out,
         f"fig2_d{d}",
@@ -106,11 +102,7 @@ def make_finite_size(
         {"alpha": alpha, "omega": p.omega, "sigma": p.sigma, "lam": p.lam, "n_test": 2000},
         workers,
     )
-    theory = {
-        r.branch: {"theta": r.theta, "m": r.m}
-        for b in INITS
-        for r in learning_curve([alpha], p, branch=b)
-    }
+    theory = {r.branch: {"theta": r.theta, "m": r.m} for r in branch_curves([alpha], p, INITS)}
     return finite_size(sims, theory, out / "finite_size.png")
 
 

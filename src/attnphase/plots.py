@@ -71,19 +71,16 @@ def simulation_overlay(
     ok["theta_s2"] = ok["theta"] / ok["sigma"] ** 2
     summary = ok.groupby(["init", "alpha"])[["theta_s2", "m", "test_error"]].agg(["mean", "std"])
     summary = summary.reset_index()
-    for init, sub in summary.groupby("init"):
-        color = BRANCH_STYLE.get(init, {}).get("color", "tab:green")
-        for ax, col in zip(axes, ("theta_s2", "m", "test_error"), strict=True):
-            ax.errorbar(
-                sub["alpha"],
-                sub[(col, "mean")],
-                yerr=sub[(col, "std")].fillna(0.0),
-                fmt="o",
-                color=color,
-                ms=4,
-                capsize=2,
-                label=f"simulation, {init} start",
-            )
+    _seed_errorbars(
+        axes,
+        summary,
+        "alpha",
+        ("theta_s2", "m", "test_error"),
+        "simulation, ",
+        fmt="o",
+        ms=4,
+        capsize=2,
+    )
     for value, name, style in ((alpha_c, r"$\alpha_c$", ":"), (alpha_l, r"$\alpha_l$", "-.")):
         if value is not None and np.isfinite(value):
             for ax in axes:
@@ -92,6 +89,21 @@ def simulation_overlay(
     fig.suptitle(f"d = {int(sims['d'].iloc[0])}, {sims['seed'].nunique()} seeds")
     _save(fig, Path(path))
     return summary
+
+
+def _seed_errorbars(axes, summary: pd.DataFrame, x: str, cols, prefix: str, **style) -> None:
+    """Seed means with standard-deviation bars, one series per start, one column per axis."""
+    for init, sub in summary.groupby("init"):
+        color = BRANCH_STYLE.get(init, {}).get("color", "tab:green")
+        for ax, col in zip(axes, cols, strict=True):
+            ax.errorbar(
+                sub[x],
+                sub[(col, "mean")],
+                yerr=sub[(col, "std")].fillna(0.0),
+                color=color,
+                label=f"{prefix}{init} start",
+                **style,
+            )
 
 
 def _save(fig, path: Path) -> None:
@@ -157,19 +169,11 @@ def finite_size(sims: pd.DataFrame, theory: dict[str, dict], path: str | Path) -
     ok = sims[sims["converged"]]
     summary = ok.groupby(["init", "d"])[["theta", "m"]].agg(["mean", "std"]).reset_index()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), constrained_layout=True)
-    for init, sub in summary.groupby("init"):
+    _seed_errorbars(axes, summary, "d", ("theta", "m"), "", fmt="o-")
+    for init, values in theory.items():
         color = BRANCH_STYLE.get(init, {}).get("color", "tab:green")
         for ax, col in zip(axes, ("theta", "m"), strict=True):
-            ax.errorbar(
-                sub["d"],
-                sub[(col, "mean")],
-                yerr=sub[(col, "std")].fillna(0.0),
-                fmt="o-",
-                color=color,
-                label=f"{init} start",
-            )
-            if init in theory:
-                ax.axhline(theory[init][col], color=color, linestyle="--", lw=1)
+            ax.axhline(values[col], color=color, linestyle="--", lw=1)
     for ax, col in zip(axes, (r"$\theta$", r"$m$"), strict=True):
         ax.set_xscale("log")
         ax.set_xlabel("d")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 import sqlite3
 import sys
 import traceback
@@ -174,10 +173,9 @@ class ResultStore:
 
 
 def _json_default(value):
+    """Arrays and tensors as lists (json itself writes floats, NaN included)."""
     if hasattr(value, "tolist"):
         return value.tolist()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
     raise TypeError(f"not serialisable: {type(value).__name__}")
 
 

@@ -381,6 +381,22 @@ def solve(
     )
 
 
+def branch_curves(
+    alphas: Iterable[float],
+    params: ModelParams | None = None,
+    branches: Sequence[str] = ("semantic", "positional"),
+    order=DEFAULT_ORDER,
+    progress: bool = False,
+) -> list[TheoryResult]:
+    """`learning_curve` of each branch in turn, concatenated (branch by branch)."""
+    alist = list(alphas)
+    return [
+        r
+        for b in branches
+        for r in learning_curve(alist, params, branch=b, order=order, progress=progress)
+    ]
+
+
 def _predict(done: list[TheoryResult], alpha: float, rho: float) -> eq.Overlaps:
     """Secant predictor from the last two converged points (or the last one) for a warm start."""
     last = _as_vector(eq.Overlaps(done[-1].q, done[-1].m, done[-1].V, done[-1].theta))

@@ -208,15 +208,19 @@ def find_transitions(
     if num < 3:
         raise ValueError(f"num must be >= 3, got {num}")
     alphas = list(np.linspace(alpha_min, alpha_max, num))
-    roots = {}
-    for o in (tuple(check_order), tuple(order)):
-        sem = learning_curve(alphas, p, branch="semantic", order=o)
-        pos = learning_curve(alphas, p, branch="positional", order=o)
-        roots[o] = _roots(alphas, p, sem, pos, o)
-    ac, al = roots[tuple(order)]
-    ac2, al2 = roots[tuple(check_order)]
-    ss = _spinodal(alphas, sem, "semantic", p, tuple(order), lower=True)
-    sp = _spinodal(alphas, pos, "positional", p, tuple(order), lower=False)
+    order, check_order = tuple(order), tuple(check_order)
+    scans = {
+        o: (
+            learning_curve(alphas, p, branch="semantic", order=o),
+            learning_curve(alphas, p, branch="positional", order=o),
+        )
+        for o in (order, check_order)
+    }
+    ac, al = _roots(alphas, p, *scans[order], order)
+    ac2, al2 = _roots(alphas, p, *scans[check_order], check_order)
+    sem, pos = scans[order]
+    ss = _spinodal(alphas, sem, "semantic", p, order, lower=True)
+    sp = _spinodal(alphas, pos, "positional", p, order, lower=False)
     return Transitions(
         omega=p.omega,
         sigma=p.sigma,

@@ -155,3 +155,14 @@ def test_cli_json_and_plot(tmp_path):
     assert records[0]["val_accuracy_mean"] > CHANCE
     assert (tmp_path / "fig" / "histogram_attention.png").exists()
     assert (tmp_path / "fig" / "histogram_training.pdf").exists()
+
+
+def test_public_api():
+    import attnphase
+    from attnphase import histogram
+
+    assert attnphase.run_histogram is histogram.run_histogram
+    assert attnphase.mechanism_scores is histogram.mechanism_scores
+    assert attnphase.HistogramConfig is HistogramConfig
+    with pytest.raises(AttributeError):
+        attnphase.not_a_name  # noqa: B018

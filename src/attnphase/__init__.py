@@ -1,8 +1,10 @@
 """attnphase: positional vs semantic learning in a solvable model of dot-product attention.
 
-Theory (state evolution, THEORY.md §2-§6) for tied rank-1 attention with two tokens, the linear
-positional baseline, finite-d simulations (`attnphase.sim`, PyTorch; `SimConfig`, `simulate`
-are importable from here and load torch on first use), and the command-line interface.
+Theory (state evolution, THEORY.md §2-§6) for tied rank-1 attention with two tokens, the
+linear positional baseline, finite-d simulations (`attnphase.sim`, PyTorch), the histogram
+task of the paper's Appendix A (`attnphase.histogram`), and the command-line interface. The
+torch-based names (`SimConfig`, `simulate`, `HistogramConfig`, `run_histogram`,
+`mechanism_scores`) are importable from here and load torch on first use.
 """
 
 from .baseline import linear_baseline_matrix, linear_test_error
@@ -19,14 +21,21 @@ from .theory import (
 )
 from .transitions import Transitions, find_transitions
 
-_SIM_EXPORTS = ("SimConfig", "SimResult", "simulate")
+_LAZY = {
+    "SimConfig": "sim",
+    "SimResult": "sim",
+    "simulate": "sim",
+    "HistogramConfig": "histogram",
+    "run_histogram": "histogram",
+    "mechanism_scores": "histogram",
+}
 
 
 def __getattr__(name: str):
-    if name in _SIM_EXPORTS:
-        from . import sim
+    if name in _LAZY:
+        import importlib
 
-        return getattr(sim, name)
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'attnphase' has no attribute {name!r}")
 
 
@@ -34,6 +43,9 @@ __all__ = [
     "SimConfig",
     "SimResult",
     "simulate",
+    "HistogramConfig",
+    "run_histogram",
+    "mechanism_scores",
     "ALTERNATIVE_A",
     "BRANCHES",
     "DEFAULT_ORDER",

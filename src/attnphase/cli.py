@@ -486,8 +486,10 @@ def demo(
 ) -> None:
     """The paper in one command: learning curves of both branches for alpha in [0.1, 2]
     (results/theory.csv, fig2_theory.png), alpha_c and alpha_l for omega in {0.1, 0.3, 0.5}
-    (transitions.csv), and a small empirical phase diagram (d=100, 5 x 3 grid) with the theory
-    lines (fig3.png). --full: 10 omegas and a 10 x 10 diagram at d=500 (hours)."""
+    (transitions.csv), a small empirical phase diagram (d=100, 5 x 3 grid) with the theory
+    lines (fig3.png), and the histogram task in its quick mode (histogram.csv,
+    histogram_attention.png, histogram_training.png). --full: 10 omegas, a 10 x 10 diagram at
+    d=500 and the 10-run histogram comparison (hours)."""
     from .figures import make_fig3, transition_lines
     from .plots import learning_curves
 
@@ -511,4 +513,21 @@ def demo(
         )
     )
     make_fig3(out, quick=not full, lines=lines)
-    typer.echo(f"wrote theory.csv, fig2_theory.png, transitions.csv, fig3.png/.pdf in {out}")
+    _demo_histogram(out, full)
+    typer.echo(
+        f"wrote theory.csv, fig2_theory.png, transitions.csv, fig3.png/.pdf, histogram.csv, "
+        f"histogram_attention.png, histogram_training.png in {out}"
+    )
+
+
+def _demo_histogram(out: Path, full: bool) -> None:
+    from .histogram import HistogramConfig, run_histogram
+    from .histogram.figures import attention_figure, training_figure
+
+    cfg = HistogramConfig() if full else HistogramConfig.quick()
+    result = run_histogram(cfg, out / "histogram-checkpoints", progress=sys.stderr.isatty())
+    records = result.summaries()
+    write_atomic(out / "histogram.csv", to_frame(records).to_csv(index=False).rstrip("\n"))
+    attention_figure(result, out / "histogram_attention.png")
+    training_figure(result, out / "histogram_training.png")
+    typer.echo(render(records, "table", HISTOGRAM_COLUMNS))

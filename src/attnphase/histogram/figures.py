@@ -23,7 +23,9 @@ def attention_figure(result: HistogramResult, path: str | Path, run: int = 0) ->
     Tick labels are the tokens as letters; cells where key and query share a token are
     outlined. Returns the plotted maps {(model, stage): [example, query, key]}."""
     rows = [(m, stage) for m in result.models for stage in ("before", "after")]
-    fig, axes = plt.subplots(len(rows), len(EXAMPLES), figsize=(3.1 * len(EXAMPLES), 3 * len(rows)))
+    fig, axes = plt.subplots(
+        len(rows), len(EXAMPLES), figsize=(3.4 * len(EXAMPLES), 3 * len(rows)), layout="constrained"
+    )
     axes = np.atleast_2d(axes)
     data = {}
     for i, (m, stage) in enumerate(rows):
@@ -31,7 +33,7 @@ def attention_figure(result: HistogramResult, path: str | Path, run: int = 0) ->
         data[(m.model, stage)] = maps
         for j, seq in enumerate(EXAMPLES):
             ax = axes[i, j]
-            ax.imshow(maps[j], vmin=0.0, vmax=1.0, cmap="viridis")
+            image = ax.imshow(maps[j], vmin=0.0, vmax=maps.max(), cmap="viridis")
             labels = letters(seq)
             ax.set_xticks(range(len(seq)), labels)
             ax.set_yticks(range(len(seq)), labels)
@@ -45,11 +47,11 @@ def attention_figure(result: HistogramResult, path: str | Path, run: int = 0) ->
                 ax.set_ylabel(f"{m.model}, {stage}\nquery")
             if i == len(rows) - 1:
                 ax.set_xlabel("key")
+        fig.colorbar(image, ax=axes[i].tolist(), shrink=0.9, label="attention")
     fig.suptitle(
-        f"Attention maps (run {run}); red: key and query share a token; "
-        "after = unrestricted model after noise and SGD retraining"
+        f"Attention maps of run {run}; red: key and query share a token\n"
+        "after: unrestricted model after noise and SGD retraining"
     )
-    fig.tight_layout()
     _save(fig, Path(path))
     return data
 

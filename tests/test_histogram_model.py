@@ -208,3 +208,9 @@ def test_cosine_schedule():
     assert TrainConfig(lr=2.0).lr_at(3) == 2.0
     with pytest.raises(ValueError, match="schedule"):
         TrainConfig(schedule="step")
+
+
+def test_divergence_is_reported(small_data):
+    m = StackedTransformer(["semantic"], [0])
+    with pytest.raises(FloatingPointError, match="lower lr"):
+        train(m, small_data, TrainConfig(epochs=2, optimizer="sgd", lr=1e8, batch_size=256), [0])

@@ -166,3 +166,9 @@ def test_public_api():
     assert attnphase.HistogramConfig is HistogramConfig
     with pytest.raises(AttributeError):
         attnphase.not_a_name  # noqa: B018
+
+
+def test_cli_divergence_exits_2(tmp_path):
+    args = ["histogram", "--runs", "1", "--epochs", "1", "--lr", "1e8", "--batch-size", "512"]
+    res = runner.invoke(app, [*args, "--schedule", "constant", "--checkpoint", str(tmp_path)])
+    assert res.exit_code == 2 and "diverged" in res.output

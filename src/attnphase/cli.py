@@ -468,7 +468,7 @@ def histogram(
         except ValueError as err:
             raise _usage(err) from None
         result = run_histogram(cfg, checkpoint, device, progress=sys.stderr.isatty())
-    except (UsageError, CheckpointError) as err:
+    except (UsageError, CheckpointError, FloatingPointError) as err:
         _fail(err)
     if plot is not None:
         from .histogram.figures import attention_figure, training_figure

@@ -120,7 +120,7 @@ def _load_checkpoint(path: Path, fingerprint: dict) -> dict | None:
     if not path.exists():
         return None
     try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises several types on corrupt files
         raise CheckpointError(f"checkpoint {path} is unreadable ({err}); delete it") from None
     if not isinstance(state, dict) or state.get("fingerprint") != fingerprint:
@@ -169,6 +169,12 @@ def train(
             loss.sum().backward()
             opt.step()
             total += loss.detach() * idx.shape[1]
+        if not torch.isfinite(total).all():
+            bad = torch.nonzero(~torch.isfinite(total)).flatten().tolist()
+            raise FloatingPointError(
+                f"training diverged (non-finite loss in runs {bad} at epoch {hist.epochs + 1}); "
+                f"lower lr (now {cfg.lr_at(hist.epochs):g})"
+            )
         val_loss, val_acc = evaluate(model, data.val_x, data.val_y)
         hist.train_loss.append((total / data.n_train).tolist())
         hist.val_loss.append(val_loss.tolist())

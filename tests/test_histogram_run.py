@@ -172,3 +172,14 @@ def test_cli_divergence_exits_2(tmp_path):
     args = ["histogram", "--runs", "1", "--epochs", "1", "--lr", "1e8", "--batch-size", "512"]
     res = runner.invoke(app, [*args, "--schedule", "constant", "--checkpoint", str(tmp_path)])
     assert res.exit_code == 2 and "diverged" in res.output
+
+
+@pytest.mark.slow
+def test_quick_mode_reaches_95_percent():
+    """The --quick configuration (about a minute): every run of both models >= 95 %."""
+    result = run_histogram(HistogramConfig.quick())
+    for s in result.summaries():
+        assert s["val_accuracy_min"] >= 0.95, s
+        assert s["accuracy_after_mean"] >= 0.95, s
+    pos, sem = result.summaries()
+    assert pos["mechanism_score_before"] < -0.8 and sem["mechanism_score_before"] > 0.8

@@ -56,6 +56,8 @@ def test_bad_dataset_arguments():
         make_dataset(train_fraction=1.0)
     with pytest.raises(ValueError, match="n_sequences"):
         make_dataset(n_sequences=1)
+    with pytest.raises(ValueError, match="both splits non-empty"):
+        make_dataset(n_sequences=100, seq_len=1, vocab=1)
 
 
 def _stack(dtype=torch.float64):
@@ -140,6 +142,10 @@ def test_bad_tokens_rejected():
     m = StackedTransformer(["semantic"], [0])
     with pytest.raises(ValueError, match="tokens must lie"):
         m(torch.tensor([[0, 15, 1]]))
+    with pytest.raises(ValueError, match="tokens must lie"):
+        m.reference_forward(torch.tensor([[0, -1, 1]]))
+    with pytest.raises(ValueError, match="tokens must have shape"):
+        m(torch.zeros(2, 4, 10, dtype=torch.long))
     with pytest.raises(ValueError, match="mode must be one of"):
         StackedTransformer(["both"], [0])
     with pytest.raises(ValueError, match="modes and seeds"):
@@ -189,7 +195,9 @@ def test_evaluate_counts_positions(small_data):
     logits, _ = m(small_data.val_x[:100])
     expected = (logits.argmax(-1) == small_data.val_y[:100]).double().mean()
     assert acc.item() == pytest.approx(expected.item(), abs=1e-12)
-    assert loss.item() > 0
+    assert loss.item() == pytest.approx(
+        m.loss(small_data.val_x[:100], small_data.val_y[:100]).item(), rel=1e-6
+    )
 
 
 def test_train_config_errors_name_the_parameter():

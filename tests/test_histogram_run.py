@@ -2,9 +2,11 @@
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from attnphase.cli import app
@@ -76,6 +78,40 @@ def test_rerun_resumes_from_checkpoints(short_result):
         assert a["seconds"] == b["seconds"]  # no new epoch was trained
 
 
+def test_interruption_in_the_sgd_stage_resumes(tmp_path):
+    from attnphase.histogram.data import make_dataset
+    from attnphase.histogram.run import run_model
+
+    cfg = HistogramConfig(
+        runs=1, epochs=1, batch_size=256, retrain_epochs=2, n_sequences=4000, n_mechanism=200
+    )
+    data = make_dataset(cfg.seed, cfg.n_sequences)
+    whole = run_model("semantic", cfg, data, torch.device("cpu"))
+
+    class StopInSGD:
+        def __init__(self, label: str, total: int) -> None:
+            self.sgd = "sgd" in label
+
+        def __call__(self, epoch: int, hist) -> None:
+            if self.sgd and epoch == 1:
+                raise KeyboardInterrupt
+
+        def close(self) -> None:
+            pass
+
+    with pytest.raises(KeyboardInterrupt):
+        run_model("semantic", cfg, data, torch.device("cpu"), tmp_path, StopInSGD)
+    assert (tmp_path / f"semantic-sgd-{cfg.key()}.pt").exists()
+    resumed = run_model("semantic", cfg, data, torch.device("cpu"), tmp_path)
+    assert resumed.distance == whole.distance
+    assert resumed.accuracy_after == whole.accuracy_after
+    assert resumed.retrain_history["val_accuracy"] == whole.retrain_history["val_accuracy"]
+    # changing only the retraining reuses the trained Adam stage
+    other = replace(cfg, retrain_lr=0.02)
+    again = run_model("semantic", other, data, torch.device("cpu"), tmp_path)
+    assert again.history == resumed.history and again.distance != resumed.distance
+
+
 def test_figures(short_result, tmp_path):
     result, _ = short_result
     maps = attention_figure(result, tmp_path / "att.png")
@@ -98,7 +134,8 @@ def test_config_errors_and_quick_mode():
         ({"noise": -1.0}, "noise"),
         ({"models": ("free",)}, "models"),
         ({"batch_size": 0}, "batch_size"),
-        ({"retrain_lr": 0.0}, "lr"),
+        ({"epochs": 0}, "epochs"),
+        ({"retrain_lr": 0.0}, "retrain_lr"),
     ]:
         with pytest.raises(ValueError, match=name):
             HistogramConfig(**kwargs)
@@ -113,18 +150,38 @@ def test_config_errors_and_quick_mode():
         (["--batch-size", "0"], "--batch-size"),
         (["--target-accuracy", "2"], "--target-accuracy"),
         (["--device", "tpu"], "--device"),
+        (["--retrain-lr", "0"], "--retrain-lr"),
+        (["--schedule", "step"], "--schedule"),
+        (["--plot", "FILE"], "--plot"),
     ],
 )
 def test_cli_bad_input_exits_2(args, name, tmp_path):
-    res = runner.invoke(app, ["histogram", "--checkpoint", str(tmp_path), *args])
+    ckpt = tmp_path / "ckpt"
+    (tmp_path / "FILE").write_text("x")
+    args = [str(tmp_path / "FILE") if a == "FILE" else a for a in args]
+    res = runner.invoke(app, ["histogram", "--checkpoint", str(ckpt), *args])
     assert res.exit_code == 2
-    assert name in res.output
-    assert not any(tmp_path.iterdir())  # nothing written
+    assert f"{name}:" in res.output or f"{name} " in res.output
+    assert not ckpt.exists()  # rejected before anything is computed or written
+
+
+def test_cli_checkpoint_must_be_a_directory(tmp_path):
+    path = tmp_path / "file"
+    path.write_text("x")
+    res = runner.invoke(app, ["histogram", "--checkpoint", str(path)])
+    assert res.exit_code == 2 and "--checkpoint must be a directory" in res.output
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA present")
+def test_cli_cuda_unavailable_exits_2(tmp_path):
+    res = runner.invoke(app, ["histogram", "--device", "cuda", "--checkpoint", str(tmp_path / "c")])
+    assert res.exit_code == 2 and "--device cuda" in res.output
+    assert not (tmp_path / "c").exists()
 
 
 def test_cli_corrupt_checkpoint_exits_2(tmp_path):
     args = ["histogram", "--checkpoint", str(tmp_path), "--runs", "1", "--epochs", "1"]
-    key = config_from(False, runs=1, epochs=1).key()
+    key = config_from(False, runs=1, epochs=1).adam_key()
     (tmp_path / key).mkdir()
     (tmp_path / key / "positional-adam.pt").write_text("garbage")
     res = runner.invoke(app, args)

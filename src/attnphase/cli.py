@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -431,7 +432,8 @@ def histogram(
         Path, typer.Option(help="checkpoint directory (an interrupted run resumes from it)")
     ] = Path("histogram-checkpoints"),
     target_accuracy: Annotated[
-        float | None, typer.Option(help="stop once every run reaches it [0.999; quick 0.95]")
+        float | None,
+        typer.Option(help="stop once every run reaches it; 0: never [0.999; quick 0.95]"),
     ] = None,
     batch_size: Annotated[int | None, typer.Option(help="minibatch size [64]")] = None,
     lr: Annotated[float | None, typer.Option(help="Adam learning rate [3e-3]")] = None,
@@ -451,12 +453,20 @@ def histogram(
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         if device not in ("auto", "cpu", "cuda"):
             raise UsageError(f"--device must be auto, cpu or cuda, got {device!r}")
+        if device == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise UsageError("--device cuda: CUDA is not available on this machine")
+        for name, path in (("--checkpoint", checkpoint), ("--plot", plot)):
+            if path is not None and path.exists() and not path.is_dir():
+                raise UsageError(f"{name} must be a directory, {path} is a file")
         try:
             cfg = config_from(
                 quick,
                 runs=runs,
                 epochs=epochs,
-                target_accuracy=target_accuracy,
+                target_accuracy=None if target_accuracy == 0 else target_accuracy,
                 batch_size=batch_size,
                 lr=lr,
                 schedule=schedule,
@@ -465,6 +475,8 @@ def histogram(
                 noise=noise,
                 seed=seed,
             )
+            if target_accuracy == 0:
+                cfg = replace(cfg, target_accuracy=None)
         except ValueError as err:
             raise _usage(err) from None
         result = run_histogram(cfg, checkpoint, device, progress=sys.stderr.isatty())

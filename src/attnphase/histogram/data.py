@@ -77,4 +77,8 @@ def make_dataset(
     x = torch.from_numpy(seqs).long()
     y = histogram_labels(x)
     n_train = int(round(train_fraction * len(x)))
+    if not 0 < n_train < len(x):
+        raise ValueError(
+            f"n_sequences must leave both splits non-empty ({len(x)} distinct sequences)"
+        )
     return HistogramData(x[:n_train], y[:n_train], x[n_train:], y[n_train:], seed)

@@ -6,12 +6,14 @@ centred, D = P - mean_{k != q} P. Two templates are fitted to D:
 
 - positional: a map that depends only on (head, query, key): the batch mean of D, taken
   leave-one-out so a token-dependent map does not explain itself;
-- same-token: a row that depends only on whether s_k = s_q: per row, the mean of D over the
-  same-token keys and over the other keys.
+- same-token: a row that depends only on whether s_k = s_q (and, through the softmax
+  normalisation, on how many keys share the query's token): the mean of D over all cells of
+  the other sequences with the same count and the same same/other label (leave-one-out).
 
 Each fraction is 1 - |D - template|^2 / |D|^2 (summed over batch, query, key, clipped to
 [0, 1]); the score is semantic - positional, in [-1, 1]: -1 a purely positional head, +1 a
-purely same-token head.
+purely same-token head; both templates are fitted out of sample, so a map without the
+structure scores about 0 on it.
 """
 
 from __future__ import annotations
@@ -61,8 +63,10 @@ def _check(attention: np.ndarray, tokens: np.ndarray) -> None:
         raise ValueError(f"tokens must have shape [batch, key] = {(B, Tk)}, got {tokens.shape}")
     if B < 2:
         raise ValueError("attention must hold at least 2 sequences (batch >= 2)")
-    if not np.all(np.isfinite(attention)) or attention.min() < 0:
-        raise ValueError("attention must be finite and non-negative")
+    if not np.all(np.isfinite(attention)):
+        raise ValueError("attention must be finite")
+    if attention.min() < 0:
+        raise ValueError("attention must be non-negative")
     if np.abs(attention.sum(-1) - 1.0).max() > 1e-3:
         raise ValueError("attention rows must sum to 1 (softmax over keys)")
     if not np.array_equal(tokens, np.round(tokens)):
@@ -81,21 +85,25 @@ def mechanism_scores(attention, tokens) -> MechanismScores:
     same = (s[:, :, None] == s[:, None, :])[:, off].reshape(B, 1, T, T - 1)
 
     positional_template = (D.sum(0, keepdims=True) - D) / (B - 1)
-
-    n_same = same.sum(-1, keepdims=True)
-    n_diff = (T - 1) - n_same
-    mean_same = np.divide(
-        (D * same).sum(-1, keepdims=True), n_same, where=n_same > 0, out=np.zeros((B, H, T, 1))
-    )
-    mean_diff = np.divide(
-        (D * ~same).sum(-1, keepdims=True), n_diff, where=n_diff > 0, out=np.zeros((B, H, T, 1))
-    )
-    same_token_template = np.where(same, mean_same, mean_diff)
+    same_token_template = _same_token_template(D, same[:, 0])
 
     total = (D**2).sum((0, 2, 3))
     with np.errstate(invalid="ignore", divide="ignore"):
         pos = 1.0 - ((D - positional_template) ** 2).sum((0, 2, 3)) / total
         sem = 1.0 - ((D - same_token_template) ** 2).sum((0, 2, 3)) / total
-    empty = total <= 1e-12 * B * H * T * T
+    empty = total <= 1e-12 * B * T * (T - 1)
     pos, sem = np.clip(pos, 0.0, 1.0), np.clip(sem, 0.0, 1.0)
     return MechanismScores(np.where(empty, np.nan, pos), np.where(empty, np.nan, sem))
+
+
+def _same_token_template(D: np.ndarray, same: np.ndarray) -> np.ndarray:
+    """Leave-one-out same-token template: the mean of D over the other sequences' cells with
+    the same (head, number of same-token keys in the row, key has the query's token)."""
+    B, H, T, K = D.shape
+    groups = np.eye(K, dtype=float)[same.sum(-1)]  # [B, T, K]: one-hot of the row's count
+    cells = np.stack([~same, same], -1).astype(float)  # [B, T, K, 2]
+    per_seq = np.einsum("bhqk,bqg,bqks->bhgs", D, groups, cells)
+    counts = np.einsum("bqg,bqks->bgs", groups, cells)[:, None]
+    sums, n = per_seq.sum(0, keepdims=True) - per_seq, counts.sum(0, keepdims=True) - counts
+    means = np.divide(sums, n, where=n > 0, out=np.zeros_like(sums))  # [B, H, G, 2]
+    return np.einsum("bhgs,bqg,bqks->bhqk", means, groups, cells)

@@ -111,15 +111,21 @@ class StackedTransformer(nn.Module):
         emb = torch.cat([self.tok * self.tok_mask, self.pos * self.pos_mask], 1)
         return emb, emb * self.qk_mask.transpose(1, 2)
 
-    def one_hot(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Row selector [R, B, T, vocab + seq_len] with ones at s_t and vocab + t: x = sel @ C."""
+    def _tokens(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Validated tokens as [R, B, T] ([B, T] is shared by all runs)."""
+        vocab, max_len = self.tok.shape[1], self.pos.shape[1]
         if tokens.dim() == 2:
             tokens = tokens.expand(self.runs, *tokens.shape)
+        if tokens.dim() != 3 or tokens.shape[0] != self.runs:
+            raise ValueError(f"tokens must have shape [B, T] or [{self.runs}, B, T]")
+        if tokens.shape[-1] > max_len or tokens.min() < 0 or tokens.max() >= vocab:
+            raise ValueError(f"tokens must lie in [0, {vocab}) with at most {max_len} positions")
+        return tokens
+
+    def one_hot(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Row selector [R, B, T, vocab + seq_len] with ones at s_t and vocab + t: x = sel @ C."""
+        tokens = self._tokens(tokens)
         vocab, T = self.tok.shape[1], tokens.shape[-1]
-        if T > self.pos.shape[1] or tokens.min() < 0 or tokens.max() >= vocab:
-            raise ValueError(
-                f"tokens must lie in [0, {vocab}) with at most {self.pos.shape[1]} positions"
-            )
         pos = torch.arange(vocab, vocab + T, device=tokens.device).expand_as(tokens)
         sel = self.tok.new_zeros(*tokens.shape, vocab + self.pos.shape[1])
         return sel.scatter_(-1, tokens[..., None], 1.0).scatter_(-1, pos[..., None], 1.0)
@@ -148,8 +154,7 @@ class StackedTransformer(nn.Module):
 
     def reference_forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The model as written (per-token projections); equals `forward` up to rounding."""
-        if tokens.dim() == 2:
-            tokens = tokens.expand(self.runs, *tokens.shape)
+        tokens = self._tokens(tokens)
         R, B, T = tokens.shape
         D = self.width
         x = (self.tok * self.tok_mask)[torch.arange(R)[:, None, None], tokens]

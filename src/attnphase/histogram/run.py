@@ -51,6 +51,10 @@ class HistogramConfig:
     def __post_init__(self) -> None:
         if self.runs < 1:
             raise ValueError(f"runs must be >= 1, got {self.runs}")
+        if self.epochs < 1:
+            raise ValueError(f"epochs must be >= 1, got {self.epochs}")
+        if not (math.isfinite(self.retrain_lr) and self.retrain_lr > 0):
+            raise ValueError(f"retrain_lr must be positive and finite, got {self.retrain_lr}")
         if self.retrain_epochs < 0:
             raise ValueError(f"retrain_epochs must be >= 0, got {self.retrain_epochs}")
         if not (math.isfinite(self.noise) and self.noise >= 0):
@@ -60,8 +64,7 @@ class HistogramConfig:
         bad = [m for m in self.models if m not in RESTRICTED]
         if not self.models or bad:
             raise ValueError(f"models must be a non-empty subset of {RESTRICTED}, got {bad}")
-        self.adam()  # validates epochs, batch_size, lr, target_accuracy
-        self.sgd()
+        self.adam()  # validates batch_size, lr, schedule, target_accuracy
 
     @classmethod
     def quick(cls, **overrides) -> HistogramConfig:
@@ -88,9 +91,18 @@ class HistogramConfig:
         )
 
     def key(self) -> str:
-        """Content hash of every setting (names the checkpoint directory)."""
-        text = json.dumps(asdict(self), sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        """Content hash of every setting (names the SGD-stage checkpoints)."""
+        return _hash(asdict(self))
+
+    def adam_key(self) -> str:
+        """Content hash of the settings the Adam stage depends on (names the checkpoint
+        directory, so changing only the retraining reuses the trained models)."""
+        later = ("retrain_epochs", "retrain_lr", "noise", "n_mechanism", "models")
+        return _hash({k: v for k, v in asdict(self).items() if k not in later})
+
+
+def _hash(obj: dict) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -121,7 +133,7 @@ class ModelResult:
             return float(np.mean(x))
 
         def std(x):
-            return float(np.std(x, ddof=1)) if len(x) > 1 else 0.0
+            return float(np.std(x, ddof=1)) if len(x) > 1 else math.nan
 
         return {
             "model": self.model,
@@ -190,23 +202,16 @@ def run_model(
     data: HistogramData,
     device: torch.device,
     checkpoint_dir: Path | None = None,
-    progress: Callable[[str, int], Callable[[int, History], None] | None] | None = None,
+    progress: Callable[[str, int], EpochBar] | None = None,
 ) -> ModelResult:
     """Train the runs of one restricted model, then the unfreeze-and-retrain check."""
     init_seeds = [seed_for("init", cfg.seed, mode, i) for i in range(cfg.runs)]
     run_seeds = [seed_for("run", cfg.seed, mode, i) for i in range(cfg.runs)]
     model = StackedTransformer([mode] * cfg.runs, init_seeds).to(device)
-    ckpt = (lambda name: checkpoint_dir / f"{mode}-{name}.pt") if checkpoint_dir else None
-    fingerprint = {"config": cfg.key(), "mode": mode}
-    hist = train(
-        model,
-        data,
-        cfg.adam(),
-        run_seeds,
-        ckpt("adam") if ckpt else None,
-        fingerprint,
-        progress(f"{mode} Adam", cfg.epochs) if progress else None,
-    )
+    adam_ckpt = checkpoint_dir / f"{mode}-adam.pt" if checkpoint_dir else None
+    sgd_ckpt = checkpoint_dir / f"{mode}-sgd-{cfg.key()}.pt" if checkpoint_dir else None
+    fingerprint = {"config": cfg.adam_key(), "mode": mode}
+    hist = _stage(model, data, cfg.adam(), run_seeds, adam_ckpt, fingerprint, progress, mode)
     _, acc = evaluate(model, data.val_x, data.val_y)
     probe = data.val_x[: cfg.n_mechanism]
     examples = torch.tensor(EXAMPLES)
@@ -218,15 +223,8 @@ def run_model(
     _perturb(free, cfg.noise, seed_for("noise", cfg.seed, mode))
     noise_distance = (free.flat() - start).norm(dim=1)
     _, acc_noisy = evaluate(free, data.val_x, data.val_y)
-    retrain = train(
-        free,
-        data,
-        cfg.sgd(),
-        run_seeds,
-        ckpt("sgd") if ckpt else None,
-        fingerprint,
-        progress(f"{mode} SGD", cfg.retrain_epochs) if progress else None,
-    )
+    fingerprint = {"config": cfg.key(), "mode": mode}
+    retrain = _stage(free, data, cfg.sgd(), run_seeds, sgd_ckpt, fingerprint, progress, mode)
     _, acc_after = evaluate(free, data.val_x, data.val_y)
     return ModelResult(
         model=mode,
@@ -248,18 +246,32 @@ def run_model(
     )
 
 
-def tqdm_progress(label: str, total: int) -> Callable[[int, History], None]:
-    """A progress bar over epochs (shown on a terminal only) as an `on_epoch` callback."""
-    from tqdm.auto import tqdm
+def _stage(model, data, train_cfg, run_seeds, ckpt, fingerprint, progress, mode) -> History:
+    """One training stage with its progress bar (closed however the stage ends)."""
+    label = f"{mode} {train_cfg.optimizer}"
+    bar = progress(label, train_cfg.epochs) if progress else None
+    try:
+        return train(model, data, train_cfg, run_seeds, ckpt, fingerprint, bar)
+    finally:
+        if bar is not None:
+            bar.close()
 
-    bar = tqdm(total=total, desc=label, unit="epoch", disable=not sys.stderr.isatty())
 
-    def update(epoch: int, hist: History) -> None:
-        bar.n = epoch
-        bar.set_postfix(val_min=f"{min(hist.val_accuracy[-1]):.4f}")
-        bar.refresh()
+class EpochBar:
+    """A tqdm bar over epochs (shown on a terminal only), usable as an `on_epoch` callback."""
 
-    return update
+    def __init__(self, label: str, total: int) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=total, desc=label, unit="epoch", disable=not sys.stderr.isatty())
+
+    def __call__(self, epoch: int, hist: History) -> None:
+        self.bar.n = epoch
+        self.bar.set_postfix(val_min=f"{min(hist.val_accuracy[-1]):.4f}")
+        self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def run_histogram(
@@ -268,14 +280,15 @@ def run_histogram(
     device: str = "auto",
     progress: bool = False,
 ) -> HistogramResult:
-    """Every model of `cfg`; with `checkpoint_dir`, an interrupted call resumes (per epoch)."""
+    """Every model of `cfg`; with `checkpoint_dir`, an interrupted call resumes (per epoch):
+    checkpoints live in `checkpoint_dir/<adam_key>/`, the SGD stage's named by the full key."""
     data = make_dataset(cfg.seed, cfg.n_sequences)
-    if checkpoint_dir is not None:
-        checkpoint_dir = Path(checkpoint_dir) / cfg.key()
-        checkpoint_dir.mkdir(parents=True, exist_ok=True)
     dev = pick_device(device)
+    if checkpoint_dir is not None:
+        checkpoint_dir = Path(checkpoint_dir) / cfg.adam_key()
+        checkpoint_dir.mkdir(parents=True, exist_ok=True)
     models = [
-        run_model(mode, cfg, data, dev, checkpoint_dir, tqdm_progress if progress else None)
+        run_model(mode, cfg, data, dev, checkpoint_dir, EpochBar if progress else None)
         for mode in cfg.models
     ]
     return HistogramResult(cfg, models)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -107,9 +108,17 @@ def evaluate(
 
 
 def _save_atomic(obj: dict, path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    """Write to a private temporary file in the same directory, flush to disk, rename."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(obj, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 class CheckpointError(ValueError):
@@ -155,6 +164,8 @@ def train(
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         hist = History(**state["history"])
+        if on_epoch is not None and hist.epochs:
+            on_epoch(hist.epochs, hist)
     device = model.tok.device
     x, y = data.train_x.to(device), data.train_y.to(device)
     while hist.epochs < cfg.epochs and not _reached(hist, cfg.target_accuracy):

@@ -57,8 +57,9 @@ def attention_figure(result: HistogramResult, path: str | Path, run: int = 0) ->
 
 
 def training_figure(result: HistogramResult, path: str | Path) -> dict:
-    """Validation accuracy and training loss per epoch (run mean, min-max band), Adam stage
-    followed by the SGD retraining. Returns the curves {model: {key: [epoch, run]}}."""
+    """Validation error (1 - accuracy, log scale) and training loss per epoch (run mean,
+    min-max band), Adam stage followed by the SGD retraining. Returns the curves
+    {model: {"val_accuracy" | "train_loss": [epoch, run]}}."""
     fig, (ax_acc, ax_loss) = plt.subplots(1, 2, figsize=(10, 3.8))
     curves = {}
     for m in result.models:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..params import check_nonnegative, check_positive
 from ..sim.run import pick_device
 from .data import EXAMPLES, HistogramData, make_dataset, seed_for
 from .mechanism import mechanism_scores
@@ -53,12 +54,10 @@ class HistogramConfig:
             raise ValueError(f"runs must be >= 1, got {self.runs}")
         if self.epochs < 1:
             raise ValueError(f"epochs must be >= 1, got {self.epochs}")
-        if not (math.isfinite(self.retrain_lr) and self.retrain_lr > 0):
-            raise ValueError(f"retrain_lr must be positive and finite, got {self.retrain_lr}")
+        check_positive("retrain_lr", self.retrain_lr)
         if self.retrain_epochs < 0:
             raise ValueError(f"retrain_epochs must be >= 0, got {self.retrain_epochs}")
-        if not (math.isfinite(self.noise) and self.noise >= 0):
-            raise ValueError(f"noise must be finite and >= 0, got {self.noise}")
+        check_nonnegative("noise", self.noise)
         if self.n_mechanism < 2:
             raise ValueError(f"n_mechanism must be >= 2, got {self.n_mechanism}")
         bad = [m for m in self.models if m not in RESTRICTED]
@@ -212,7 +211,6 @@ def run_model(
     sgd_ckpt = checkpoint_dir / f"{mode}-sgd-{cfg.key()}.pt" if checkpoint_dir else None
     fingerprint = {"config": cfg.adam_key(), "mode": mode}
     hist = _stage(model, data, cfg.adam(), run_seeds, adam_ckpt, fingerprint, progress, mode)
-    _, acc = evaluate(model, data.val_x, data.val_y)
     probe = data.val_x[: cfg.n_mechanism]
     examples = torch.tensor(EXAMPLES)
     mech_before = run_mechanism(model, probe)
@@ -225,14 +223,15 @@ def run_model(
     _, acc_noisy = evaluate(free, data.val_x, data.val_y)
     fingerprint = {"config": cfg.key(), "mode": mode}
     retrain = _stage(free, data, cfg.sgd(), run_seeds, sgd_ckpt, fingerprint, progress, mode)
-    _, acc_after = evaluate(free, data.val_x, data.val_y)
+    # the last epoch of each stage already evaluated the final parameters
+    acc_after = retrain.val_accuracy[-1] if retrain.epochs else acc_noisy.tolist()
     return ModelResult(
         model=mode,
-        val_accuracy=acc.tolist(),
+        val_accuracy=hist.val_accuracy[-1],
         epochs=hist.epochs,
         seconds=hist.seconds,
         accuracy_noisy=acc_noisy.tolist(),
-        accuracy_after=acc_after.tolist(),
+        accuracy_after=acc_after,
         distance=(free.flat() - start).norm(dim=1).cpu().tolist(),
         noise_distance=noise_distance.cpu().tolist(),
         parameter_norm=start.norm(dim=1).cpu().tolist(),

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from ..params import check_positive
 from .data import HistogramData, seed_for
 from .model import StackedTransformer
 
@@ -45,8 +46,7 @@ class TrainConfig:
             raise ValueError(f"epochs must be >= 0, got {self.epochs}")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
-        if not (math.isfinite(self.lr) and self.lr > 0):
-            raise ValueError(f"lr must be positive and finite, got {self.lr}")
+        check_positive("lr", self.lr)
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
         if self.schedule not in SCHEDULES:

@@ -1,0 +1,97 @@
+"""`attnphase histogram`: the counting task of the paper's Appendix A."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..tables import FORMATS, render
+from .app import app
+from .common import FormatOpt, UsageError, _fail, _usage
+
+HISTOGRAM_COLUMNS = [
+    "model",
+    "runs",
+    "epochs",
+    "seconds",
+    "val_accuracy_mean",
+    "val_accuracy_std",
+    "accuracy_after_mean",
+    "distance_mean",
+    "noise_distance_mean",
+    "mechanism_score_before",
+    "mechanism_score_after",
+]
+
+
+@app.command()
+def histogram(
+    runs: Annotated[int | None, typer.Option(help="runs per model [10; quick 3]")] = None,
+    epochs: Annotated[int | None, typer.Option(help="maximum Adam epochs [20; quick 6]")] = None,
+    quick: Annotated[bool, typer.Option(help="3 runs, <= 6 epochs, stop at 95%")] = False,
+    format: FormatOpt = "table",
+    plot: Annotated[Path | None, typer.Option(help="write attention/training figures here")] = None,
+    checkpoint: Annotated[
+        Path, typer.Option(help="checkpoint directory (an interrupted run resumes from it)")
+    ] = Path("histogram-checkpoints"),
+    target_accuracy: Annotated[
+        float | None,
+        typer.Option(help="stop once every run reaches it; 0: never [0.999; quick 0.95]"),
+    ] = None,
+    batch_size: Annotated[int | None, typer.Option(help="minibatch size [64]")] = None,
+    lr: Annotated[float | None, typer.Option(help="Adam learning rate [3e-3]")] = None,
+    schedule: Annotated[str | None, typer.Option(help="cosine | constant [cosine]")] = None,
+    retrain_epochs: Annotated[int | None, typer.Option(help="SGD epochs [20; quick 2]")] = None,
+    retrain_lr: Annotated[float | None, typer.Option(help="SGD learning rate [1e-2]")] = None,
+    noise: Annotated[float | None, typer.Option(help="std of the perturbation [1e-3]")] = None,
+    seed: Annotated[int, typer.Option(help="seed of data, initialisations and order")] = 0,
+    device: Annotated[str, typer.Option(help="auto | cpu | cuda")] = "auto",
+) -> None:
+    """The histogram (counting) task (paper, Appendix A, Table 1): restricted positional and
+    semantic transformers, the unfreeze-and-retrain check, mechanism scores."""
+    from ..histogram import CheckpointError, config_from, run_histogram
+
+    try:
+        if format not in FORMATS:
+            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        if device not in ("auto", "cpu", "cuda"):
+            raise UsageError(f"--device must be auto, cpu or cuda, got {device!r}")
+        if device == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise UsageError("--device cuda: CUDA is not available on this machine")
+        for name, path in (("--checkpoint", checkpoint), ("--plot", plot)):
+            if path is not None and path.exists() and not path.is_dir():
+                raise UsageError(f"{name} must be a directory, {path} is a file")
+        try:
+            cfg = config_from(
+                quick,
+                runs=runs,
+                epochs=epochs,
+                target_accuracy=None if target_accuracy == 0 else target_accuracy,
+                batch_size=batch_size,
+                lr=lr,
+                schedule=schedule,
+                retrain_epochs=retrain_epochs,
+                retrain_lr=retrain_lr,
+                noise=noise,
+                seed=seed,
+            )
+            if target_accuracy == 0:
+                cfg = replace(cfg, target_accuracy=None)
+        except ValueError as err:
+            raise _usage(err) from None
+        result = run_histogram(cfg, checkpoint, device, progress=sys.stderr.isatty())
+    except (UsageError, CheckpointError, FloatingPointError) as err:
+        _fail(err)
+    if plot is not None:
+        from ..histogram.figures import attention_figure, training_figure
+
+        attention_figure(result, plot / "histogram_attention.png")
+        training_figure(result, plot / "histogram_training.png")
+    typer.echo(render(result.summaries(), format, HISTOGRAM_COLUMNS))

@@ -1,0 +1,128 @@
+"""`attnphase theory` and `attnphase transition`: state-evolution fixed points and transitions."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from ..params import ModelParams
+from ..tables import FORMATS, render, to_frame
+from ..theory import BRANCHES, DEFAULT_ORDER, branch_curves
+from .app import app
+from .common import (
+    STANDARD_A_TEXT,
+    AlphaOpt,
+    AOpt,
+    FormatOpt,
+    LamOpt,
+    OmegaOpt,
+    SigmaOpt,
+    UsageError,
+    _fail,
+    build_params,
+    parse_alphas,
+    parse_order,
+)
+
+THEORY_COLUMNS = [
+    "branch",
+    "alpha",
+    "q",
+    "m",
+    "V",
+    "theta",
+    "test_error",
+    "train_loss",
+    "linear_test_error",
+    "kind",
+    "converged",
+    "iterations",
+]
+
+
+def run_theory(
+    alphas: list[float],
+    p: ModelParams,
+    branches: list[str],
+    order: tuple[int, int],
+    progress: bool = False,
+) -> list[dict]:
+    return [r.as_dict() for r in branch_curves(alphas, p, branches, order, progress)]
+
+
+@app.command()
+def theory(
+    alpha: AlphaOpt = "0.1:2:20",
+    omega: OmegaOpt = 0.3,
+    sigma: SigmaOpt = 0.5,
+    lam: LamOpt = 0.01,
+    A: AOpt = STANDARD_A_TEXT,
+    branch: Annotated[str, typer.Option(help="semantic|positional|trivial|all")] = "all",
+    order: Annotated[str, typer.Option(help="Gauss-Hermite orders n_xi,n_y")] = ",".join(
+        map(str, DEFAULT_ORDER)
+    ),
+    format: FormatOpt = "table",
+    plot: Annotated[Path | None, typer.Option(help="write the Fig. 2 learning curves here")] = None,
+) -> None:
+    """State-evolution fixed points along alpha (THEORY.md §3-§4)."""
+    try:
+        alphas = parse_alphas(alpha)
+        p = build_params(omega, sigma, lam, A)
+        orders = parse_order(order)
+        if branch != "all" and branch not in BRANCHES:
+            raise UsageError(f"--branch must be one of {BRANCHES + ('all',)}, got {branch!r}")
+        if format not in FORMATS:
+            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+    except UsageError as err:
+        _fail(err)
+    branches = list(BRANCHES) if branch == "all" else [branch]
+    records = run_theory(alphas, p, branches, orders, progress=sys.stderr.isatty())
+    if plot is not None:
+        from ..plots import learning_curves
+
+        learning_curves(to_frame(records), plot)
+    typer.echo(render(records, format, THEORY_COLUMNS))
+
+
+@app.command()
+def transition(
+    omega: OmegaOpt = 0.3,
+    sigma: SigmaOpt = 0.5,
+    lam: LamOpt = 0.01,
+    A: AOpt = STANDARD_A_TEXT,
+    alpha_min: Annotated[float, typer.Option(help="lower end of the alpha range")] = 0.2,
+    alpha_max: Annotated[float, typer.Option(help="upper end of the alpha range")] = 2.5,
+    num: Annotated[int, typer.Option(help="alpha grid points for the branch scans")] = 24,
+    order: Annotated[str, typer.Option(help="Gauss-Hermite orders n_xi,n_y")] = ",".join(
+        map(str, DEFAULT_ORDER)
+    ),
+    check_order: Annotated[
+        str, typer.Option(help="second order, for the error estimate")
+    ] = "48,16",
+    format: FormatOpt = "table",
+) -> None:
+    """alpha_c (positional -> semantic global minimum), alpha_l (attention beats the linear
+    baseline) with error estimates, and the spinodals (THEORY.md §5)."""
+    from ..transitions import find_transitions
+
+    try:
+        p = build_params(omega, sigma, lam, A)
+        orders = parse_order(order), parse_order(check_order)
+        if format not in FORMATS:
+            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        if not 0 < alpha_min < alpha_max or not np.isfinite(alpha_max):
+            raise UsageError(
+                f"--alpha-min/--alpha-max: need 0 < min < max, got {alpha_min}, {alpha_max}"
+            )
+        if num < 3:
+            raise UsageError(f"--num must be >= 3, got {num}")
+    except UsageError as err:
+        _fail(err)
+    res = find_transitions(
+        p, alpha_min=alpha_min, alpha_max=alpha_max, num=num, order=orders[0], check_order=orders[1]
+    )
+    typer.echo(render([res.as_dict()], format))

@@ -62,10 +62,10 @@ def _nearest_existing(path: Path) -> Path:
     return Path(".")
 
 
-def _check_creatable(path: Path, option: str) -> None:
-    """The missing part of `path` can be created: its nearest existing ancestor is a writable
-    directory."""
-    anchor = _nearest_existing(path.parent if not path.exists() else path)
+def _check_creatable(directory: Path, path: Path, option: str) -> None:
+    """`directory` exists or can be created: its nearest existing ancestor is a writable
+    directory (`path` is what the message names)."""
+    anchor = _nearest_existing(directory)
     if not anchor.is_dir():
         raise ValueError(f"{option}: cannot write {path}: {anchor} is not a directory")
     if not os.access(anchor, os.W_OK | os.X_OK):
@@ -79,7 +79,7 @@ def check_output_file(path: str | Path, option: str) -> Path:
         raise ValueError(f"{option}: {path} is a directory, expected a file path")
     if path.exists() and not os.access(path, os.W_OK):
         raise ValueError(f"{option}: cannot write {path}: the file is not writable")
-    _check_creatable(path.parent / "_", option)
+    _check_creatable(path.parent, path, option)
     return path
 
 
@@ -89,5 +89,5 @@ def check_output_dir(path: str | Path, option: str) -> Path:
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{option}: {path} is a file, expected a directory")
-    _check_creatable(path / "_", option)
+    _check_creatable(path, path, option)
     return path

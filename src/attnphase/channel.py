@@ -13,8 +13,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .jit import njit_cached
 from .prox import global_prox
 from .quadrature import gauss_hermite
 from .softmax2 import reduced_loss, softmax_diag, target_centres
@@ -50,7 +51,7 @@ _ODD_UNDER_SWAP = (1, 4)  # sf, M_a
 _ODD_UNDER_FLIP = (2, 5)  # fy, M_ab
 
 
-@njit(cache=True, parallel=True)
+@njit_cached(parallel=True)
 def _moments_kernel(
     xi,
     wxi,

@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from .jit import njit_cached
 from .softmax2 import prox_objective
 
 _MAX_NEWTON = 60
@@ -23,7 +24,7 @@ _NEWTON_ZONE = 1e-4
 _LOGIT_CLIP = 1e-12
 
 
-@njit(cache=True)
+@njit_cached()
 def newton_minimise(
     h1: float, h2: float, w1: float, w2: float, V: float, c1: float, c2: float, sigma2: float
 ) -> tuple[float, float, float]:
@@ -88,13 +89,13 @@ def newton_minimise(
     return h1, h2, f
 
 
-@njit(cache=True)
+@njit_cached()
 def _logit(c: float) -> float:
     c = min(max(c, _LOGIT_CLIP), 1.0 - _LOGIT_CLIP)
     return math.log(c / (1.0 - c))
 
 
-@njit(cache=True)
+@njit_cached()
 def global_prox(
     w1: float,
     w2: float,
@@ -132,7 +133,7 @@ def global_prox(
     return best1, best2, bestf
 
 
-@njit(cache=True, parallel=True)
+@njit_cached(parallel=True)
 def _prox_many(w, c, V, sigma2, warm, use_warm, out):
     for i in prange(w.shape[0]):
         h1, h2, f = global_prox(

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from .jit import njit_cached
 
 
-@njit(cache=True, inline="always")
+@njit_cached(inline="always")
 def sigmoid(z: float) -> float:
     """Logistic function, stable for large |z|."""
     if z >= 0.0:
@@ -26,14 +26,14 @@ def sigmoid(z: float) -> float:
     return e / (1.0 + e)
 
 
-@njit(cache=True, inline="always")
+@njit_cached(inline="always")
 def softmax_diag(h1: float, h2: float) -> tuple[float, float]:
     """Diagonal (s1, s2) of the row-softmax of h h^T for two tokens (THEORY.md §6)."""
     d = h1 - h2
     return sigmoid(h1 * d), sigmoid(-h2 * d)
 
 
-@njit(cache=True, inline="always")
+@njit_cached(inline="always")
 def target_entries(
     hs1: float, hs2: float, omega: float, a11: float, a12: float, a21: float, a22: float
 ) -> tuple[float, float, float, float]:
@@ -48,7 +48,7 @@ def target_entries(
     )
 
 
-@njit(cache=True, inline="always")
+@njit_cached(inline="always")
 def target_centres(
     hs1: float, hs2: float, omega: float, a11: float, a12: float, a21: float, a22: float
 ) -> tuple[float, float]:
@@ -57,14 +57,14 @@ def target_centres(
     return 0.5 * (1.0 + t11 - t12), 0.5 * (1.0 + t22 - t21)
 
 
-@njit(cache=True, inline="always")
+@njit_cached(inline="always")
 def reduced_loss(h1: float, h2: float, c1: float, c2: float, sigma2: float) -> float:
     """ell(h; h*) - kappa = sigma^2 [(s1 - c1)^2 + (s2 - c2)^2] (§2, h-dependent part)."""
     s1, s2 = softmax_diag(h1, h2)
     return sigma2 * ((s1 - c1) ** 2 + (s2 - c2) ** 2)
 
 
-@njit(cache=True, inline="always")
+@njit_cached(inline="always")
 def prox_objective(
     h1: float, h2: float, w1: float, w2: float, V: float, c1: float, c2: float, sigma2: float
 ) -> tuple[float, float, float, float, float, float]:

@@ -1,4 +1,10 @@
-"""Figures: each writes non-empty PNG and PDF files and returns the data drawn from its table."""
+"""Figures: each writes non-empty PNG and PDF files and returns the data drawn from its table;
+importing and drawing them leaves matplotlib's backend alone."""
+
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -6,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from attnphase.cli import app
-from attnphase.plots import fig3, finite_size, phase_maps
+from attnphase.figures import grid
+from attnphase.plots import fig3, finite_size, parameters_text, phase_maps, theory_line_notes
 
 
 def _sims():
@@ -24,6 +31,8 @@ def _sims():
                             "init": init,
                             "converged": True,
                             "d": 100,
+                            "sigma": 0.5,
+                            "lam": 0.01,
                             "train_loss": loss * (sign if init == "semantic" else 1) + seed,
                             "test_error": err + omega,
                             "linear_test_error": 2.5,
@@ -54,8 +63,92 @@ def test_fig3_and_finite_size_write_files_and_return_their_data(tmp_path):
     sims = _sims().assign(d=lambda df: np.where(df["seed"] == 0, 100, 400))
     summary = finite_size(sims, {"semantic": {"theta": 0.1, "m": 0.0}}, tmp_path / "fs.png")
     row = summary[(summary["init"] == "semantic") & (summary["d"] == 100)].iloc[0]
-    assert row[("theta", "mean")] == pytest.approx(0.1)
+    assert row[("theta_s2", "mean")] == pytest.approx(0.1 / 0.5**2)  # theta/sigma^2, as Fig. 2
     assert (tmp_path / "fs.pdf").stat().st_size > 5_000
+
+
+def test_missing_theory_points_are_explained():
+    lines = pd.DataFrame(
+        {
+            "omega": [0.1, 0.3, 0.5],
+            "alpha_c": [np.nan, 1.25, 1.0],
+            "alpha_l": [1.4, 2.6, 1.2],
+            "alpha_min": 0.3,
+            "alpha_max": 2.5,
+        }
+    )
+    notes = theory_line_notes(lines, 0.4, 2.4)
+    assert len(notes) == 2  # the NaN alpha_c at 0.1 and alpha_l = 2.6 > 2.4 at 0.3
+    assert notes[0].startswith("ω = 0.1: no") and "[0.3, 2.5]" in notes[0]
+    assert notes[1].startswith("ω = 0.3:") and "2.6" in notes[1] and "outside" in notes[1]
+
+
+def test_parameters_are_stated_from_the_table():
+    df = pd.DataFrame(
+        [
+            {
+                "omega": 0.3,
+                "sigma": 0.5,
+                "lam": 0.01,
+                "a11": 0.6,
+                "a12": 0.4,
+                "a21": 0.4,
+                "a22": 0.6,
+                "n_xi": 64,
+                "n_y": 24,
+            }
+        ]
+    )
+    text = parameters_text(df)
+    for part in ("= 0.3", "= 0.5", "= 0.01", "A = [[0.6, 0.4], [0.4, 0.6]]", "order (64, 24)"):
+        assert part in text
+
+
+def test_grid_values_print_as_typed():
+    assert grid(0.1, 0.5, 3) == [0.1, 0.3, 0.5]  # linspace gives 0.30000000000000004
+    assert str(grid(0.1, 2.0, 20)[2]) == "0.3"
+
+
+def test_importing_and_drawing_leaves_the_backend_alone(tmp_path):
+    """plots and histogram.figures use the object API: the caller's backend (here svg, chosen
+    through MPLBACKEND) survives importing them and drawing every kind of figure, without a
+    display, and pyplot is never imported."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        import matplotlib
+        import numpy as np
+        import pandas as pd
+        import attnphase, attnphase.plots, attnphase.histogram.figures
+        from attnphase.histogram.run import HistogramConfig, HistogramResult, ModelResult
+        from attnphase.plots import learning_curves
+
+        rows = [dict(alpha=a, branch=b, kind=b, converged=True, theta=0.1 * (b == "semantic"),
+                     m=0.2 * (b == "positional"), sigma=0.5, omega=0.3, lam=0.01,
+                     test_error=0.003, linear_test_error=0.002)
+                for a in (1.0, 2.0) for b in ("semantic", "positional")]
+        learning_curves(pd.DataFrame(rows), r"{tmp_path}/fig2.png")
+        maps = np.full((2, 3, 10, 10), 0.1)
+        hist = dict(val_accuracy=[[0.5, 0.6], [0.9, 0.95]], train_loss=[[1.0, 1.1], [0.2, 0.3]])
+        models = [ModelResult(name, [0.95] * 2, 2, 1.0, [0.9] * 2, [0.95] * 2, [0.1] * 2,
+                              [0.15] * 2, [40.0] * 2, {{}}, {{}}, 1.0, hist,
+                              dict(val_accuracy=[], train_loss=[]), maps, maps)
+                  for name in ("positional", "semantic")]
+        result = HistogramResult(HistogramConfig.quick(runs=2), models)
+        attnphase.histogram.figures.attention_figure(result, r"{tmp_path}/att.png")
+        attnphase.histogram.figures.training_figure(result, r"{tmp_path}/train.png")
+        print(matplotlib.get_backend(), "matplotlib.pyplot" in sys.modules)
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"} | {"MPLBACKEND": "svg"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["svg", "False"]
+    for name in ("fig2", "att", "train"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 5_000
+        assert (tmp_path / f"{name}.pdf").stat().st_size > 5_000
 
 
 def test_figure_command_rejects_unknown_names():

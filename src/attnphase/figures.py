@@ -33,19 +33,35 @@ def _sims(out: Path, name: str, grid: dict, base: dict, workers: int) -> pd.Data
     return df[df["run_status"] == "ok"]
 
 
+QUICK_TRANSITIONS = {
+    "alpha_min": 0.3,
+    "alpha_max": 2.5,
+    "num": 10,
+    "order": (24, 8),
+    "check_order": (16, 8),
+}
+FULL_TRANSITIONS = {"alpha_min": 0.3, "alpha_max": 2.5, "num": 20}
+
+
+def grid(start: float, stop: float, num: int) -> list[float]:
+    """num evenly spaced values from start to stop, rounded to 12 significant digits so that
+    tables and stores show 0.3, not linspace's 0.30000000000000004."""
+    return [float(f"{v:.12g}") for v in np.linspace(start, stop, num)]
+
+
 def transition_lines(omegas, p: ModelParams, quick: bool) -> pd.DataFrame:
     """alpha_c(omega) and alpha_l(omega) (theory), one row per omega."""
-    kw = {"num": 10, "order": (24, 8), "check_order": (16, 8)} if quick else {"num": 20}
+    kw = QUICK_TRANSITIONS if quick else FULL_TRANSITIONS
     rows = []
     for omega in omegas:
-        pw = ModelParams(omega=float(omega), sigma=p.sigma, lam=p.lam, A=p.A)
-        rows.append(find_transitions(pw, alpha_min=0.3, alpha_max=2.5, **kw).as_dict())
+        pw = ModelParams(omega=float(f"{omega:.12g}"), sigma=p.sigma, lam=p.lam, A=p.A)
+        rows.append(find_transitions(pw, **kw).as_dict())
     return pd.DataFrame(rows)
 
 
 def make_fig2(out: Path, quick: bool = True, workers: int = 2, p: ModelParams | None = None):
     p = p or ModelParams()
-    alphas = [float(a) for a in np.linspace(0.4, 2.0, 7 if quick else 16)]
+    alphas = grid(0.4, 2.0, 7 if quick else 16)
     d, seeds = (200, 3) if quick else (1000, 5)
     curves = branch_curves(alphas, p, INITS, (32, 12) if quick else (64, 24))
     theory = pd.DataFrame([r.as_dict() for r in curves])
@@ -70,8 +86,8 @@ def make_fig3(
     """Fig. 3 centre/right; `lines` (alpha_c, alpha_l per omega) are computed when not given."""
     p = p or ModelParams()
     n = 5 if quick else 10
-    alphas = [float(a) for a in np.linspace(0.4, 2.4, n)]
-    omegas = [float(w) for w in np.linspace(0.1, 0.5, 3 if quick else n)]
+    alphas = grid(0.4, 2.4, n)
+    omegas = grid(0.1, 0.5, 3 if quick else n)
     d, seeds = (100, 2) if quick else (500, 3)
     sims = _sims(
         out,

@@ -1,43 +1,72 @@
-"""Figures (matplotlib): Fig. 2 learning curves (theory, simulations), Fig. 3 phase maps and
-finite-size scaling. Each function draws from a table and returns the data it plotted."""
+"""Figures (matplotlib object API, no pyplot): Fig. 2 learning curves (theory, simulations),
+Fig. 3 phase maps and finite-size scaling. Each function draws from a table, states the
+parameters on the figure, and returns the data it plotted. Colours: `attnphase.style`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from .style import COLORS, LINEAR_ATTENTION, LINES, SEMANTIC_POSITIONAL, color, new_figure, save
 
-BRANCH_STYLE = {
-    "semantic": dict(color="tab:blue"),
-    "positional": dict(color="tab:orange"),
-    "trivial": dict(color="tab:gray", linestyle=":"),
-}
+_SYMBOLS = {"omega": r"$\omega$", "sigma": r"$\sigma$", "lam": r"$\lambda$", "alpha": r"$\alpha$"}
+
+
+def parameters_text(df: pd.DataFrame, keys=("omega", "sigma", "lam")) -> str:
+    """'ω = 0.3, σ = 0.5, λ = 0.01, A = [[0.6, 0.4], [0.4, 0.6]]' from the table's first row,
+    for the columns it has (one value each: the figures draw one parameter set)."""
+    first = df.iloc[0]
+    parts = [f"{_SYMBOLS[k]} = {first[k]:g}" for k in keys if k in df]
+    if {"a11", "a12", "a21", "a22"} <= set(df):
+        a = [f"{first[k]:g}" for k in ("a11", "a12", "a21", "a22")]
+        parts.append(f"A = [[{a[0]}, {a[1]}], [{a[2]}, {a[3]}]]")
+    if {"n_xi", "n_y"} <= set(df):
+        parts.append(f"quadrature order ({int(first['n_xi'])}, {int(first['n_y'])})")
+    return ", ".join(parts)
 
 
 def _theory_axes(theory: pd.DataFrame, prefix: str = "") -> tuple:
     """Figure with theta/sigma^2, m and eps_g against alpha for each branch (converged points on
     their branch only) and eps_lin; returns (fig, axes, plotted data per branch)."""
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), constrained_layout=True)
+    fig, axes = new_figure(1, 3, (13, 4.4))
+    axes = axes[0]
     plotted: dict[str, pd.DataFrame] = {}
     for branch, sub in theory.groupby("branch", sort=False):
         sub = sub[sub["converged"] & (sub["kind"] == branch)].sort_values("alpha")
         plotted[branch] = sub
-        style = BRANCH_STYLE.get(branch, {})
-        label = f"{prefix}{branch}"
-        axes[0].plot(sub["alpha"], sub["theta"] / sub["sigma"] ** 2, label=label, **style)
-        axes[1].plot(sub["alpha"], sub["m"], label=label, **style)
-        axes[2].plot(sub["alpha"], sub["test_error"], label=label, **style)
+        style = {**LINES.get(branch, {"color": color(branch)}), "label": f"{prefix}{branch}"}
+        axes[0].plot(sub["alpha"], sub["theta"] / sub["sigma"] ** 2, **style)
+        axes[1].plot(sub["alpha"], sub["m"], **style)
+        axes[2].plot(sub["alpha"], sub["test_error"], **style)
     lin = theory.drop_duplicates("alpha").sort_values("alpha")
-    axes[2].plot(lin["alpha"], lin["linear_test_error"], "k--", label="linear baseline")
+    axes[2].plot(
+        lin["alpha"],
+        lin["linear_test_error"],
+        label=r"linear baseline $\epsilon_{lin}$",
+        **LINES["linear"],
+    )
     for ax, ylabel in zip(axes, (r"$\theta/\sigma^2$", r"$m$", r"$\epsilon_g$"), strict=True):
-        ax.set_xlabel(r"$\alpha$")
+        ax.set_xlabel(r"$\alpha = n/d$")
         ax.set_ylabel(ylabel)
     return fig, axes, plotted
+
+
+def _legend_below(fig, axes) -> None:
+    """One legend for all panels, below them (never over the data)."""
+    seen: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    fig.legend(
+        list(seen.values()),
+        list(seen),
+        loc="outside lower center",
+        ncols=min(len(seen), 4),
+        frameon=False,
+        fontsize=8,
+    )
 
 
 def learning_curves(df: pd.DataFrame, path: str | Path) -> dict[str, pd.DataFrame]:
@@ -46,13 +75,9 @@ def learning_curves(df: pd.DataFrame, path: str | Path) -> dict[str, pd.DataFram
     Only converged points that sit on their branch are drawn; returns the plotted data per branch.
     """
     fig, axes, plotted = _theory_axes(df)
-    for ax in axes:
-        ax.legend(frameon=False)
-    first = df.iloc[0]
-    fig.suptitle(
-        rf"$\omega$={first['omega']:g}, $\sigma$={first['sigma']:g}, $\lambda$={first['lam']:g}"
-    )
-    _save(fig, Path(path))
+    _legend_below(fig, axes)
+    fig.suptitle(f"Theory (state evolution): {parameters_text(df)}", fontsize=10)
+    save(fig, path)
     return plotted
 
 
@@ -84,34 +109,30 @@ def simulation_overlay(
     for value, name, style in ((alpha_c, r"$\alpha_c$", ":"), (alpha_l, r"$\alpha_l$", "-.")):
         if value is not None and np.isfinite(value):
             for ax in axes:
-                ax.axvline(value, color="k", linestyle=style, lw=0.8, label=name)
-    axes[2].legend(frameon=False, fontsize=7)
-    fig.suptitle(f"d = {int(sims['d'].iloc[0])}, {sims['seed'].nunique()} seeds")
-    _save(fig, Path(path))
+                ax.axvline(value, color="k", linestyle=style, lw=0.8, label=f"{name} (theory)")
+    _legend_below(fig, axes)
+    optimizer = f", {sims['optimizer'].iloc[0]}" if "optimizer" in sims else ""
+    fig.suptitle(
+        f"Simulations: d = {int(sims['d'].iloc[0])}, {sims['seed'].nunique()} seeds "
+        f"(mean ± std){optimizer}. Theory: {parameters_text(theory)}",
+        fontsize=10,
+    )
+    save(fig, path)
     return summary
 
 
 def _seed_errorbars(axes, summary: pd.DataFrame, x: str, cols, prefix: str, **style) -> None:
     """Seed means with standard-deviation bars, one series per start, one column per axis."""
     for init, sub in summary.groupby("init"):
-        color = BRANCH_STYLE.get(init, {}).get("color", "tab:green")
         for ax, col in zip(axes, cols, strict=True):
             ax.errorbar(
                 sub[x],
                 sub[(col, "mean")],
                 yerr=sub[(col, "std")].fillna(0.0),
-                color=color,
+                color=color(init),
                 label=f"{prefix}{init} start",
                 **style,
             )
-
-
-def _save(fig, path: Path) -> None:
-    """PNG (or the given suffix) and a PDF twin."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    fig.savefig(path.with_suffix(".pdf"))
-    plt.close(fig)
 
 
 def phase_maps(sims: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -132,53 +153,122 @@ def phase_maps(sims: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {name: frame[name].unstack("alpha").sort_index() for name in ("loss_gap", "gain")}
 
 
+def theory_line_notes(lines: pd.DataFrame, alpha_lo: float, alpha_hi: float) -> list[str]:
+    """Why a theory point is missing from a phase map: the root was not found in the scanned
+    range (NaN), or it lies outside the plotted alpha range. One line per missing point."""
+    notes = []
+    for _, row in lines.sort_values("omega").iterrows():
+        for key, name in (("alpha_c", r"$\alpha_c$"), ("alpha_l", r"$\alpha_l$")):
+            value = row[key]
+            scanned = (
+                f" in [{row['alpha_min']:g}, {row['alpha_max']:g}]" if "alpha_max" in row else ""
+            )
+            if not np.isfinite(value):
+                why = (
+                    "the training losses do not cross"
+                    if key == "alpha_c"
+                    else r"$\epsilon_g$ does not cross $\epsilon_{lin}$"
+                )
+                notes.append(f"ω = {row['omega']:g}: no {name}{scanned} ({why})")
+            elif not alpha_lo <= value <= alpha_hi:
+                notes.append(
+                    f"ω = {row['omega']:g}: {name} = {value:.3g}, outside the simulated range"
+                )
+    return notes
+
+
 def fig3(sims: pd.DataFrame, lines: pd.DataFrame, path: str | Path) -> dict[str, pd.DataFrame]:
     """Fig. 3 centre/right: colour maps over (alpha, omega) from simulations with the theory's
-    alpha_c(omega) and alpha_l(omega) on top. Returns the two maps (omega rows, alpha columns)."""
+    alpha_c(omega) and alpha_l(omega) on top, missing theory points explained below the maps.
+    Returns the two maps (omega rows, alpha columns)."""
     maps = phase_maps(sims)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
-    titles = {
-        "loss_gap": "train loss: semantic - positional start",
-        "gain": r"$\epsilon_{lin} - \epsilon_g$ (lower-loss minimum)",
+    fig, axes = new_figure(1, 2, (11, 4.8))
+    axes = axes[0]
+    panels = {
+        "loss_gap": (
+            "which minimum has the lower training loss",
+            "training loss: semantic − positional start\n(< 0: semantic lower)",
+            SEMANTIC_POSITIONAL,
+        ),
+        "gain": (
+            r"gain of the lower-loss minimum over the linear baseline",
+            r"$\epsilon_{lin} - \epsilon_g$" + "\n(> 0: attention better)",
+            LINEAR_ATTENTION,
+        ),
     }
     for ax, (name, grid) in zip(axes, maps.items(), strict=True):
+        title, label, cmap = panels[name]
         lim = float(np.nanmax(np.abs(grid.to_numpy()))) or 1.0
         mesh = ax.pcolormesh(
             grid.columns,
             grid.index,
             grid.to_numpy(),
             shading="nearest",
-            cmap="RdBu_r",
+            cmap=cmap,
             vmin=-lim,
             vmax=lim,
         )
-        fig.colorbar(mesh, ax=ax)
-        ax.plot(lines["alpha_c"], lines["omega"], "ko-", lw=1.5, label=r"$\alpha_c$ theory")
-        ax.plot(lines["alpha_l"], lines["omega"], "ks--", lw=1.5, label=r"$\alpha_l$ theory")
-        ax.set_xlabel(r"$\alpha$")
+        fig.colorbar(mesh, ax=ax, label=label)
+        ax.plot(lines["alpha_c"], lines["omega"], "ko-", lw=1.5, label=r"$\alpha_c$ (theory)")
+        ax.plot(lines["alpha_l"], lines["omega"], "ks--", lw=1.5, label=r"$\alpha_l$ (theory)")
+        ax.set_xlabel(r"$\alpha = n/d$")
         ax.set_ylabel(r"$\omega$")
-        ax.set_title(titles[name], fontsize=9)
-        ax.legend(frameon=False, fontsize=7)
-    _save(fig, Path(path))
+        ax.set_title(title, fontsize=9)
+    _legend_below(fig, axes)
+    alphas = maps["loss_gap"].columns
+    notes = theory_line_notes(lines, float(alphas.min()), float(alphas.max()))
+    order = ""
+    if {"n_xi", "n_y"} <= set(lines):
+        order = f"; theory lines at quadrature order ({lines['n_xi'].iloc[0]}, "
+        order += f"{lines['n_y'].iloc[0]})"
+    fig.suptitle(
+        f"Simulations: d = {int(sims['d'].iloc[0])}, {sims['seed'].nunique()} seeds per point "
+        f"(seed means), {parameters_text(sims, ('sigma', 'lam'))}{order}"
+        + ("\n" + "; ".join(notes) if notes else ""),
+        fontsize=9,
+    )
+    save(fig, path)
     return maps
 
 
 def finite_size(sims: pd.DataFrame, theory: dict[str, dict], path: str | Path) -> pd.DataFrame:
-    """Fig. 3 left: theta and m of both minima against d at fixed alpha (mean and std over
-    seeds), with the theory's values (theory[init] = {"theta": ..., "m": ...}) as lines."""
-    ok = sims[sims["converged"]]
-    summary = ok.groupby(["init", "d"])[["theta", "m"]].agg(["mean", "std"]).reset_index()
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), constrained_layout=True)
-    _seed_errorbars(axes, summary, "d", ("theta", "m"), "", fmt="o-")
+    """Fig. 3 left: theta/sigma^2 and m of both minima against d at fixed alpha (mean and std
+    over seeds), with the theory's values (theory[init] = {"theta": ..., "m": ...}) as lines."""
+    ok = sims[sims["converged"]].copy()
+    ok["theta_s2"] = ok["theta"] / ok["sigma"] ** 2
+    cols = ("theta_s2", "m")
+    summary = ok.groupby(["init", "d"])[list(cols)].agg(["mean", "std"]).reset_index()
+    fig, axes = new_figure(1, 2, (9.5, 4.2))
+    axes = axes[0]
+    _seed_errorbars(axes, summary, "d", cols, "simulation, ", fmt="o-", capsize=2)
+    sigma2 = float(ok["sigma"].iloc[0]) ** 2
     for init, values in theory.items():
-        color = BRANCH_STYLE.get(init, {}).get("color", "tab:green")
-        for ax, col in zip(axes, ("theta", "m"), strict=True):
-            ax.axhline(values[col], color=color, linestyle="--", lw=1)
-    for ax, col in zip(axes, (r"$\theta$", r"$m$"), strict=True):
+        for ax, value in zip(axes, (values["theta"] / sigma2, values["m"]), strict=True):
+            ax.axhline(value, color=color(init), linestyle="--", lw=1, label=f"theory, {init}")
+    ds = sorted(summary["d"].unique())
+    for ax, col in zip(axes, (r"$\theta/\sigma^2$", r"$m$"), strict=True):
         ax.set_xscale("log")
+        ax.set_xticks(ds, [f"{d:g}" for d in ds])
+        ax.minorticks_off()
         ax.set_xlabel("d")
         ax.set_ylabel(col)
-        ax.legend(frameon=False, fontsize=7)
-    fig.suptitle(rf"$\alpha$ = {sims['alpha'].iloc[0]:g}")
-    _save(fig, Path(path))
+    _legend_below(fig, axes)
+    fig.suptitle(
+        f"{parameters_text(sims, ('alpha', 'omega', 'sigma', 'lam'))}; "
+        f"{sims['seed'].nunique()} seeds (mean ± std)",
+        fontsize=10,
+    )
+    save(fig, path)
     return summary
+
+
+__all__ = [
+    "COLORS",
+    "fig3",
+    "finite_size",
+    "learning_curves",
+    "parameters_text",
+    "phase_maps",
+    "simulation_overlay",
+    "theory_line_notes",
+]

@@ -1,123 +1,392 @@
-"""Sweeps: run ids, resume after SIGKILL, per-point errors, corrupt stores, Dask backend."""
+"""Sweeps in one process: parameters, validation, canonical run ids, the store's format checks,
+leases, resume, retries, backends. Subprocess tests (SIGKILL, concurrent runs, workers dying
+with their parent) are in test_sweep_processes.py, the command line in test_sweep_cli.py."""
 
+import dataclasses
+import inspect
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import textwrap
-import time
 
+import numpy as np
 import pandas as pd
+import psutil
 import pytest
-from typer.testing import CliRunner
 
-from attnphase.cli import app
-from attnphase.sweep import ResultStore, StoreError, SweepSpec, parse_grid, run_id, run_sweep
-
-THEORY = SweepSpec(
-    "theory",
-    {"alpha": [0.8, 1.2, 1.6, 2.0], "branch": ["semantic", "positional"]},
-    {"order": [12, 6]},
+from attnphase import ModelParams, solve
+from attnphase.sim import SimConfig, simulate
+from attnphase.sweep import (
+    PARAMETERS,
+    ResultStore,
+    StoreError,
+    SweepSpec,
+    canonical_point,
+    check_store,
+    evaluate,
+    parse_grid,
+    parse_set,
+    run_id,
+    run_sweep,
+    write_table,
 )
-NUMERIC = ["q", "m", "V", "theta", "test_error", "train_loss"]
+from attnphase.sweep.store import BUSY, CLAIMED, DONE, Owner
+
+from .sweep_points import counted, markers, torch_threads
+
+ALPHAS = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0]
+COUNTED = SweepSpec("theory", {"alpha": ALPHAS})
 
 
-def _table(df):
-    return df.sort_values("run_id").set_index("run_id")
+@pytest.fixture
+def marker_dir(tmp_path, monkeypatch):
+    path = tmp_path / "markers"
+    path.mkdir()
+    monkeypatch.setenv("SWEEP_MARKERS", str(path))
+    return path
 
 
-def test_run_ids_are_canonical_and_distinct():
-    assert run_id("theory", {"alpha": 1, "omega": 0.3}) == run_id(
-        "theory", {"omega": 0.3, "alpha": 1.0}
+# ---- parameters, canonical run ids ----------------------------------------------------------
+
+
+def test_parameter_tables_are_those_of_the_models():
+    """A parameter added to ModelParams, solve or SimConfig must be added to the sweep table."""
+    solve_kw = set(inspect.signature(solve).parameters) - {"alpha", "params", "init", "branch"}
+    theory = {f.name for f in dataclasses.fields(ModelParams)} | {"alpha", "branch"}
+    assert set(PARAMETERS["theory"]) == theory | solve_kw - {"strict"}
+    sim = {f.name for f in dataclasses.fields(SimConfig)} - {"positions"}
+    assert set(PARAMETERS["simulation"]) == sim | {"seed"}
+
+
+def test_explicit_defaults_and_number_spellings_give_one_run_id():
+    plain = run_id("theory", {"alpha": 1})
+    explicit = {
+        "alpha": 1.0,
+        "lam": 0.01,
+        "omega": 0.3,
+        "sigma": 0.5,
+        "A": [0.6, 0.4, 0.4, 0.6],
+        "branch": "semantic",
+        "order": [64, 24],
+        "tol": 1e-6,
+        "damping": 0.8,
+        "anderson": 5,
+        "max_iter": 300,
+        "estimator": "ibp",
+    }
+    assert run_id("theory", explicit) == plain
+    assert run_id("theory", {"alpha": "1", "A": ((0.6, 0.4), (0.4, 0.6))}) == plain
+    assert run_id("theory", {"alpha": 1, "order": 24}) == run_id(
+        "theory", {"alpha": 1, "order": "24,24"}
+    )
+    assert run_id("simulation", {}) == run_id(
+        "simulation", {"d": 1000.0, "seed": 0, "lr": "none", "n_test": "1e4"}
     )
     assert run_id("theory", {"alpha": 1.0}) != run_id("simulation", {"alpha": 1.0})
     assert run_id("theory", {"alpha": 1.0}) != run_id("theory", {"alpha": 1.0 + 1e-12})
-    assert len({run_id(THEORY.kind, p) for p in THEORY.points()}) == 8
+    assert run_id("theory", {"alpha": 1, "order": [24, 8]}) != run_id(
+        "theory", {"alpha": 1, "order": [24, 24]}
+    )
+    assert len(COUNTED.points()) == 8
+    assert len(SweepSpec("theory", {"alpha": [1, 1.0, "1"]}).points()) == 1
 
 
-def test_grid_parsing_and_spec_checks():
-    assert parse_grid(["alpha=1:2:3", "init=semantic,positional", "seed=0,1"]) == {
-        "alpha": [1.0, 1.5, 2.0],
-        "init": ["semantic", "positional"],
-        "seed": [0, 1],
+def test_multi_valued_parameters_survive_set_and_grid():
+    fixed = parse_set(["order=24,8", "A=0.3,0.7,0.8,0.2", "alpha=1"], "theory")
+    (point,) = SweepSpec("theory", {}, fixed).points()
+    assert point["order"] == [24, 8]
+    assert point["A"] == [[0.3, 0.7], [0.8, 0.2]]
+    grid = parse_grid(["order=24,8;32,12;16", "A=0.6,0.4,0.4,0.6;0.3,0.7,0.8,0.2"], "theory")
+    points = SweepSpec("theory", grid, {"alpha": 1.0}).points()
+    assert (
+        sorted(tuple(p["order"]) for p in points) == [(16, 16)] * 2 + [(24, 8)] * 2 + [(32, 12)] * 2
+    )
+    assert {tuple(map(tuple, p["A"])) for p in points} == {
+        ((0.6, 0.4), (0.4, 0.6)),
+        ((0.3, 0.7), (0.8, 0.2)),
     }
-    with pytest.raises(ValueError, match="name=values"):
-        parse_grid(["alpha"])
-    with pytest.raises(ValueError, match="kind"):
-        SweepSpec("experiment")
-    with pytest.raises(ValueError, match="both in grid and base"):
-        SweepSpec("theory", {"alpha": [1.0]}, {"alpha": 2.0})
+    (sim,) = SweepSpec("simulation", {}, parse_set(["A=1,0,0,0,1,0,0,0,1"], "simulation")).points()
+    assert sim["A"] == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
 
 
-@pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory):
-    path = tmp_path_factory.mktemp("ref") / "ref.sqlite"
-    return _table(run_sweep(THEORY, path, backend="serial", progress=False))
+def test_grid_and_set_text():
+    assert parse_grid(["alpha=0.1:0.3:3", "branch=semantic,positional"], "theory") == {
+        "alpha": [0.1, 0.2, 0.3],  # rounded to 12 digits: not 0.30000000000000004
+        "branch": ["semantic", "positional"],
+    }
+    assert parse_grid(["seed=0,1", "device=cuda:0"], "simulation") == {
+        "seed": ["0", "1"],
+        "device": ["cuda:0"],
+    }
+    cases = [
+        (parse_grid, ["alpha"], "expected name=value"),
+        (parse_grid, ["alpha=1", "alpha=2"], "alpha given twice"),
+        (parse_grid, ["alpha=1,,2"], "empty value"),
+        (parse_grid, ["alpha=1:2:0"], "num >= 1"),
+        (parse_grid, ["seed=1"], "unknown theory parameter 'seed'; valid: alpha, omega"),
+        (parse_set, ["alpha=1,2"], "alpha takes one value here"),
+        (parse_set, ["foo=1"], "unknown theory parameter 'foo'"),
+    ]
+    for parse, items, message in cases:
+        with pytest.raises(ValueError, match=message):
+            parse(items, "theory")
 
 
-def test_sweep_killed_mid_run_resumes_with_nothing_lost_or_duplicated(tmp_path, uninterrupted):
-    store = tmp_path / "killed.sqlite"
-    script = textwrap.dedent(f"""
-        from attnphase.sweep import SweepSpec, run_sweep
-        spec = SweepSpec("theory", {THEORY.grid!r}, {THEORY.base!r})
-        run_sweep(spec, {str(store)!r}, backend="serial", progress=False)
-    """)
-    proc = subprocess.Popen([sys.executable, "-c", script])
-    deadline = time.time() + 120
-    rows = 0
-    while time.time() < deadline and proc.poll() is None:
-        if store.exists():
-            try:
-                with sqlite3.connect(store) as db:
-                    rows = db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
-            except sqlite3.OperationalError:
-                rows = 0
-        if rows >= 2:
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, "the sweep finished before it could be killed"
-    os.kill(proc.pid, signal.SIGKILL)
+BAD_POINTS = [
+    ("theory", {"foo": [1, 2]}, {"alpha": 1}, "unknown theory parameter 'foo'; valid: alpha"),
+    ("theory", {"alpha": ["nan"]}, {}, "alpha must be finite"),
+    ("theory", {"alpha": [1.0, -1.0]}, {}, "alpha must be > 0"),
+    ("theory", {}, {"alpha": 1, "omega": 1.5}, r"omega must lie in \[0, 1\], got 1.5"),
+    ("theory", {}, {"alpha": 1, "sigma": 0}, "sigma must be > 0"),
+    ("theory", {}, {"alpha": 1, "A": "1,2,3"}, "A must be a square matrix"),
+    ("theory", {}, {"alpha": 1, "A": "1,2,3,inf"}, "A must have finite entries"),
+    ("theory", {}, {"alpha": 1, "order": "24,8,4"}, "order must be n or n_xi,n_y"),
+    ("theory", {}, {"alpha": 1, "order": "1"}, "order must be n or n_xi,n_y"),
+    ("theory", {}, {"alpha": 1, "branch": "mixed"}, "branch must be one of"),
+    ("theory", {}, {"alpha": 1, "damping": 1}, r"damping must be in \[0, 1\)"),
+    ("theory", {}, {"alpha": 1, "estimator": "mc"}, "estimator must be one of"),
+    ("theory", {}, {"alpha": 1, "max_iter": 0}, "max_iter must be an integer >= 1"),
+    ("theory", {}, {}, "alpha must be given in a theory sweep"),
+    ("simulation", {}, {"d": "abc"}, "d must be an integer, got 'abc'"),
+    ("simulation", {}, {"d": 0}, "d must be an integer >= 1, got 0"),
+    ("simulation", {}, {"d": 1.5}, "d must be an integer, got 1.5"),
+    ("simulation", {"seed": [0, -1]}, {}, "seed must be an integer >= 0"),
+    ("simulation", {}, {"init": "zero"}, "init must be one of"),
+    ("simulation", {}, {"optimizer": "sgd2"}, "optimizer must be one of"),
+    ("simulation", {"alpha": [1.0, 0.001]}, {"d": 10}, r"n = round\(alpha d\) must be >= 1"),
+]
+
+
+@pytest.mark.parametrize("kind, grid, base, message", BAD_POINTS)
+def test_every_point_is_validated(kind, grid, base, message):
+    with pytest.raises(ValueError, match=message) as err:
+        SweepSpec(kind, grid, base)
+    assert "\n" not in str(err.value)
+
+
+def test_validators_are_those_of_the_models():
+    """The sweep's messages are the models' own (the same validators, not a copy)."""
+    with pytest.raises(ValueError) as sweep_err:
+        canonical_point("theory", {"alpha": 1, "lam": -1})
+    with pytest.raises(ValueError) as model_err:
+        ModelParams(lam=-1.0)
+    assert str(sweep_err.value) == str(model_err.value)
+    with pytest.raises(ValueError) as sweep_err:
+        canonical_point("simulation", {"n_test": 0})
+    with pytest.raises(ValueError) as model_err:
+        SimConfig(n_test=0)
+    assert str(sweep_err.value) == str(model_err.value)
+
+
+# ---- the store's format checks ----------------------------------------------------------------
+
+
+def _stored(path, n=40):
+    spec = SweepSpec("theory", {"alpha": [0.1 * i for i in range(1, n + 1)]})
+    run_sweep(spec, path, backend="serial", progress=False, evaluate_point=counted)
+
+
+def test_foreign_legacy_and_damaged_files_are_refused(tmp_path):
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE people (name TEXT)")
+    legacy = tmp_path / "legacy.sqlite"
+    with sqlite3.connect(legacy) as db:
+        db.execute(
+            "CREATE TABLE results (run_id TEXT PRIMARY KEY, kind TEXT, params TEXT, "
+            "result TEXT, status TEXT, error TEXT)"
+        )
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"this is not a database" * 100)
+    inside = tmp_path / "inside.sqlite"
+    _stored(inside)
+    data = bytearray(inside.read_bytes())
+    assert len(data) >= 8 * 4096  # 40 points span several pages: damage one in the middle
+    data[len(data) // 2 : len(data) // 2 + 2048] = np.random.default_rng(0).bytes(2048)
+    inside.write_bytes(bytes(data))
+    newer = tmp_path / "newer.sqlite"
+    ResultStore(newer).close()
+    with sqlite3.connect(newer) as db:
+        db.execute("UPDATE meta SET value = '3' WHERE key = 'version'")
+    cases = {
+        foreign: "not an attnphase sweep store \\(it holds the tables people\\)",
+        legacy: "older attnphase \\(format 1",
+        garbage: "file is not a database",
+        inside: "database disk image is malformed",
+        newer: "format version 3; this attnphase reads version 2",
+    }
+    for path, message in cases.items():
+        before = path.read_bytes()
+        with pytest.raises(StoreError, match=message):
+            check_store(path)
+        with pytest.raises(StoreError, match=message):
+            run_sweep(COUNTED, path, backend="serial", progress=False, evaluate_point=counted)
+        assert path.read_bytes() == before, f"{path.name} was changed"
+
+
+def test_a_new_or_empty_file_becomes_a_marked_store(tmp_path):
+    check_store(tmp_path / "missing.sqlite")
+    assert not (tmp_path / "missing.sqlite").exists()
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    ResultStore(empty).close()
+    with sqlite3.connect(empty) as db:
+        meta = dict(db.execute("SELECT key, value FROM meta"))
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert meta == {"format": "attnphase sweep store", "version": "2"}
+    assert tables == {"meta", "results", "claims", "attempts"}
+
+
+# ---- leases ------------------------------------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
-    with sqlite3.connect(store) as db:
-        killed_rows = db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
-    assert 2 <= killed_rows < 8
-    resumed = _table(run_sweep(THEORY, store, backend="serial", progress=False))
-    assert resumed.index.is_unique and len(resumed) == 8
-    pd.testing.assert_frame_equal(resumed[NUMERIC], uninterrupted[NUMERIC])
+    return proc.pid
 
 
-def test_failing_point_is_recorded_and_the_others_finish(tmp_path):
-    spec = SweepSpec("simulation", {"d": [40, 0]}, {"alpha": 1.0, "n_test": 200})
-    df = run_sweep(spec, tmp_path / "s.sqlite", backend="serial", progress=False)
-    ok = df[df["run_status"] == "ok"]
-    bad = df[df["run_status"] == "error"]
-    assert len(ok) == 1 and len(bad) == 1
-    assert "d must be an integer >= 1" in bad["run_error"].iloc[0]
-    assert ok["converged"].iloc[0] and ok["test_error"].iloc[0] > 0
+def test_claims_of_live_owners_are_respected_and_dead_or_expired_ones_taken_over(tmp_path):
+    db = ResultStore(tmp_path / "s.sqlite")
+    me = Owner.current()
+    parent = Owner("parent", me.host, os.getppid(), psutil.Process(os.getppid()).create_time())
+    remote = Owner("remote", "another-host", 12345, 1.0)
+    dead = Owner("dead", me.host, _dead_pid(), 1.0)
+    reused = dataclasses.replace(parent, token="reused", born=parent.born - 100.0)  # pid reuse
+    t0 = 1000.0
+    cases = [  # (holder, now relative to the claim, expected state for `me`)
+        (parent, 10.0, BUSY),  # same host, process alive, lease valid
+        (remote, 10.0, BUSY),  # other host: trusted until the lease expires
+        (remote, 130.0, CLAIMED),  # lease (120 s) expired
+        (dead, 10.0, CLAIMED),  # same host, process gone
+        (reused, 10.0, CLAIMED),  # same host, pid now belongs to another process
+    ]
+    for i, (holder, later, expected) in enumerate(cases):
+        rid = f"point{i}"
+        assert db.claim(rid, holder, retry=True, lease=120.0, now=t0)[0] == CLAIMED
+        state, _ = db.claim(rid, me, retry=True, lease=120.0, now=t0 + later)
+        assert state == expected, (holder, later)
+    attempts = db.attempts()
+    taken = attempts[(attempts["owner"] != me.token) & (attempts["status"] == "abandoned")]
+    assert sorted(taken["run_id"]) == ["point2", "point3", "point4"]
+    mine = attempts[(attempts["owner"] == me.token) & (attempts["run_id"] == "point3")]
+    (attempt,) = mine["attempt"]
+    db.finish("point3", "theory", {"alpha": 1.0}, attempt, me, ("ok", {"value": 1.0}, None))
+    assert db.claim("point3", remote, retry=True, lease=120.0) == (DONE, None)
+    db.close()
 
 
-def test_corrupt_store_gives_a_clear_error(tmp_path):
-    bad = tmp_path / "bad.sqlite"
-    bad.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(StoreError, match="not an attnphase results store"):
-        ResultStore(bad)
-    other = tmp_path / "other.sqlite"
-    with sqlite3.connect(other) as db:
-        db.execute("CREATE TABLE results (x INTEGER)")
-    with pytest.raises(StoreError, match="columns"):
-        ResultStore(other)
-    res = CliRunner().invoke(app, ["sweep", "--grid", "alpha=1", "--store", str(bad)])
-    assert res.exit_code == 2 and "not an attnphase results store" in res.output
+# ---- resume and retries ----------------------------------------------------------------------
 
 
-def test_process_and_dask_backends_give_the_same_table(tmp_path, uninterrupted):
-    proc = _table(
-        run_sweep(THEORY, tmp_path / "p.sqlite", backend="process", workers=2, progress=False)
+def test_a_finished_sweep_computes_nothing_on_rerun(tmp_path, marker_dir):
+    store = tmp_path / "s.sqlite"
+    first = run_sweep(COUNTED, store, backend="serial", progress=False, evaluate_point=counted)
+    assert first.attrs["summary"] == {"computed": 8, "stored": 0, "failed": 0}
+    assert markers(marker_dir) == dict.fromkeys(ALPHAS, 1)
+    again = run_sweep(COUNTED, store, backend="serial", progress=False, evaluate_point=counted)
+    assert again.attrs["summary"] == {"computed": 0, "stored": 8, "failed": 0}
+    assert markers(marker_dir) == dict.fromkeys(ALPHAS, 1)  # no evaluation at all
+    pd.testing.assert_frame_equal(again, first)
+    assert list(first["value"]) == [2 * a for a in ALPHAS]
+
+
+def test_failed_points_are_retried_with_their_history_kept(
+    tmp_path, marker_dir, monkeypatch, capsys
+):
+    store = tmp_path / "s.sqlite"
+    kw = dict(backend="serial", progress=False, evaluate_point=counted)
+    monkeypatch.setenv("SWEEP_FAIL", "1.5,3.0")
+    first = run_sweep(COUNTED, store, **kw)
+    assert capsys.readouterr().err.strip().endswith("6 computed, 0 already stored, 2 failed")
+    failed = first[first["run_status"] == "error"]
+    assert sorted(failed["alpha"]) == [1.5, 3.0]
+    assert failed["run_error"].str.startswith("ValueError: injected failure").all()
+    assert run_sweep(COUNTED, store, retry=False, **kw).attrs["summary"]["stored"] == 8
+    monkeypatch.delenv("SWEEP_FAIL")
+    second = run_sweep(COUNTED, store, **kw)
+    assert second.attrs["summary"] == {"computed": 2, "stored": 6, "failed": 0}
+    assert (second["run_status"] == "ok").all()
+    assert markers(marker_dir) == dict.fromkeys(ALPHAS, 1)  # the failed ones wrote no marker
+    attempts = ResultStore(store).attempts()
+    history = attempts.groupby("run_id")["status"].apply(list)
+    retried = second.set_index("alpha").loc[[1.5, 3.0], "run_id"]
+    assert [history[r] for r in retried] == [["error", "ok"], ["error", "ok"]]
+    assert list(second.set_index("alpha").loc[[1.5, 3.0], "run_attempts"]) == [2, 2]
+    assert len(attempts) == 10
+
+
+# ---- the point functions and the backends ------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::attnphase.NonConvergenceWarning")
+def test_theory_and_simulation_points_equal_direct_calls():
+    """evaluate() passes every parameter through: order=(12,6), A and max_iter=3 (hence not
+    converged) reach solve; seed, d and omega reach simulate."""
+    a = [[0.3, 0.7], [0.8, 0.2]]
+    point = canonical_point("theory", {"alpha": 1.6, "order": "12,6", "A": a, "max_iter": 3})
+    got = evaluate("theory", point)
+    ref = solve(1.6, ModelParams(A=a), order=(12, 6), max_iter=3)
+    assert (got["n_xi"], got["n_y"], got["a12"]) == (12, 6, 0.7)
+    assert got["q"] == ref.q and got["theta"] == ref.theta
+    assert got["iterations"] == ref.iterations and got["status"] == "maximum iterations reached"
+    sim = canonical_point("simulation", {"d": 20, "n_test": 200, "seed": 3, "omega": 0.5})
+    got = evaluate("simulation", sim)
+    (ref,) = simulate(SimConfig(d=20, n_test=200, omega=0.5), seeds=[3])
+    assert got["test_error"] == ref.test_error and got["q"] == ref.q
+
+
+def test_serial_sweeps_leave_torch_threads_alone_and_workers_use_one(tmp_path):
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        spec = SweepSpec("simulation", {}, {"d": 20, "n_test": 200})
+        df = run_sweep(spec, tmp_path / "serial.sqlite", backend="serial", progress=False)
+        assert df["run_status"].tolist() == ["ok"]
+        assert torch.get_num_threads() == 3
+        spec = SweepSpec("simulation", {"seed": [0, 1]}, {"d": 20})
+        df = run_sweep(
+            spec,
+            tmp_path / "process.sqlite",
+            backend="process",
+            workers=2,
+            progress=False,
+            evaluate_point=torch_threads,
+        )
+        assert df["threads"].tolist() == [1, 1] and os.getpid() not in set(df["pid"])
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_process_and_dask_backends_give_the_serial_table(tmp_path, marker_dir):
+    cols = ["run_id", "alpha", "value", "run_status"]
+    kw = dict(progress=False, evaluate_point=counted)
+    serial = run_sweep(COUNTED, tmp_path / "s.sqlite", backend="serial", **kw)[cols]
+    proc = run_sweep(COUNTED, tmp_path / "p.sqlite", backend="process", workers=2, **kw)
+    assert set(proc["pid"]) - {os.getpid()} == set(proc["pid"])  # computed in workers
+    pd.testing.assert_frame_equal(
+        proc[cols].sort_values("run_id", ignore_index=True),
+        serial.sort_values("run_id", ignore_index=True),
     )
-    pd.testing.assert_frame_equal(proc[NUMERIC], uninterrupted[NUMERIC])
-    pytest.importorskip("distributed")
-    dask = _table(
-        run_sweep(THEORY, tmp_path / "d.sqlite", backend="dask", workers=2, progress=False)
+    dask = run_sweep(COUNTED, tmp_path / "d.sqlite", backend="dask", workers=2, **kw)
+    pd.testing.assert_frame_equal(
+        dask[cols].sort_values("run_id", ignore_index=True),
+        serial.sort_values("run_id", ignore_index=True),
     )
-    pd.testing.assert_frame_equal(dask[NUMERIC], uninterrupted[NUMERIC])
+    assert markers(marker_dir) == dict.fromkeys(ALPHAS, 3)
+
+
+def test_export_keeps_multi_valued_columns(tmp_path):
+    spec = SweepSpec("theory", {"alpha": [1.0, 2.0]}, {"order": [24, 8]})
+    df = run_sweep(
+        spec, tmp_path / "s.sqlite", backend="serial", progress=False, evaluate_point=counted
+    )
+    write_table(df, tmp_path / "t.parquet")
+    write_table(df, tmp_path / "t.csv")
+    back = pd.read_parquet(tmp_path / "t.parquet")
+    assert [list(o) for o in back["order"]] == [[24, 8], [24, 8]]
+    assert list(pd.read_csv(tmp_path / "t.csv")["order"]) == ["[24, 8]", "[24, 8]"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.sqlite", "t.csv", "t.parquet"]

@@ -2,64 +2,122 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..sweep.spec import KINDS, PARAMETERS
 from ..tables import FORMATS, render
 from .app import app
 from .common import FormatOpt, UsageError, _fail
 
+_PARAGRAPHS = (
+    "Run a grid of theory points or simulations. Finished points are kept in the store and "
+    "skipped on rerun; failed points are recorded and retried by a rerun (unless --no-retry); "
+    "concurrent runs on one store compute each point once (a point another run is computing "
+    'is waited for). Ends with "N computed, M already stored, K failed" on stderr.',
+    f"Theory parameters: {', '.join(PARAMETERS['theory'])} (alpha has no default; branch is "
+    "the start: semantic, positional or trivial).",
+    f"Simulation parameters: {', '.join(PARAMETERS['simulation'])} (seed is one seed value; "
+    "--seeds N sweeps seed over 0..N-1).",
+    "Defaults are those of ModelParams and solve (theory) or SimConfig (simulation); giving a "
+    "default explicitly names the same point. Values: --grid name=v1,v2 or "
+    "name=start:stop:num. order and A are multi-valued: in --set a comma list is one value "
+    "(--set order=24,8 --set A=0.6,0.4,0.4,0.6), in --grid values are separated by ';' "
+    '(--grid "order=32,12;64,24").',
+)
 
-@app.command()
+
+@app.command(help="\n\n".join(_PARAGRAPHS))
 def sweep(
     kind: Annotated[str, typer.Option(help="theory|simulation")] = "theory",
     grid: Annotated[
-        list[str], typer.Option(help="name=v1,v2 or name=start:stop:num (repeatable)")
+        list[str] | None,
+        typer.Option(help="name=v1,v2 or name=start:stop:num; order/A: v1;v2 (repeatable)"),
     ] = None,
-    set_: Annotated[list[str], typer.Option("--set", help="fixed name=value (repeatable)")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="fixed name=value; order/A: one comma list (repeatable)"),
+    ] = None,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            help="simulation: the number of seeds, 0..N-1 (a count, as in `simulate`); "
+            "for chosen seed values use --grid seed=3,7"
+        ),
+    ] = None,
     store: Annotated[Path, typer.Option(help="SQLite results store (resumable)")] = Path(
         "results/sweep.sqlite"
     ),
-    workers: Annotated[int, typer.Option(help="local processes (or Dask workers)")] = 2,
+    workers: Annotated[int, typer.Option(help="local worker processes (1: serial)")] = 2,
     dask_workers: Annotated[int, typer.Option(help="start a Dask LocalCluster of N")] = 0,
     scheduler: Annotated[str | None, typer.Option(help="Dask scheduler tcp://host:port")] = None,
+    retry: Annotated[
+        bool, typer.Option("--retry/--no-retry", help="recompute points stored as failed")
+    ] = True,
     export: Annotated[Path | None, typer.Option(help="write the table (.csv or .parquet)")] = None,
     format: FormatOpt = "table",
 ) -> None:
-    """Run a grid of theory points or simulations; finished points are kept in the store and
-    skipped on rerun, errors are recorded per point."""
-    from ..sweep import KINDS, StoreError, SweepSpec, parse_grid, run_sweep
+    from ..io import check_output_file
+    from ..sweep import (
+        SweepError,
+        SweepSpec,
+        check_export,
+        parse_grid,
+        parse_set,
+        run_sweep,
+        write_table,
+    )
 
     try:
         if kind not in KINDS:
             raise UsageError(f"--kind must be one of {KINDS}, got {kind!r}")
-        try:
-            spec = SweepSpec(
-                kind, parse_grid(grid or []), {k: v[0] for k, v in parse_grid(set_ or []).items()}
-            )
-        except ValueError as err:
-            raise UsageError(f"--grid/--set: {err}") from None
-        if export is not None and export.suffix not in (".csv", ".parquet"):
-            raise UsageError(f"--export must end in .csv or .parquet, got {export}")
+        if workers < 1:
+            raise UsageError(f"--workers must be >= 1, got {workers}")
+        if dask_workers < 0:
+            raise UsageError(f"--dask-workers must be >= 0, got {dask_workers}")
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        try:
+            values = parse_grid(grid or [], kind)
+        except ValueError as err:
+            raise UsageError(f"--grid: {err}") from None
+        try:
+            fixed = parse_set(set_ or [], kind)
+        except ValueError as err:
+            raise UsageError(f"--set: {err}") from None
+        if seeds is not None:
+            if kind != "simulation":
+                raise UsageError("--seeds: theory points have no seed")
+            if seeds < 1:
+                raise UsageError(f"--seeds must be >= 1, got {seeds}")
+            if "seed" in values or "seed" in fixed:
+                raise UsageError("--seeds: give either --seeds N or seed values, not both")
+            values["seed"] = list(range(seeds))
+        try:
+            spec = SweepSpec(kind, values, fixed)
+            check_output_file(store, "--store")
+            if export is not None:
+                check_export(export, "--export")
+        except ValueError as err:
+            raise UsageError(str(err)) from None
     except UsageError as err:
         _fail(err)
     backend = (
         "dask" if (dask_workers > 0 or scheduler) else ("process" if workers > 1 else "serial")
     )
     try:
-        df = run_sweep(
-            spec, store, backend=backend, workers=dask_workers or workers, scheduler=scheduler
+        table = run_sweep(
+            spec,
+            store,
+            backend=backend,
+            workers=dask_workers or workers,
+            scheduler=scheduler,
+            retry=retry,
         )
-    except StoreError as err:
+    except SweepError as err:
         _fail(err)
     if export is not None:
-        export.parent.mkdir(parents=True, exist_ok=True)
-        tmp = export.with_name(f".{export.name}.tmp")
-        df.to_parquet(tmp) if export.suffix == ".parquet" else df.to_csv(tmp, index=False)
-        os.replace(tmp, export)
-    typer.echo(render(df.to_dict("records"), format))
+        write_table(table, export)
+    typer.echo(render(table.to_dict("records"), format))

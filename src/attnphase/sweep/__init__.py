@@ -1,0 +1,52 @@
+"""Declarative, resumable sweeps of theory points or simulation runs that never compute a point
+twice and never lose a finished one.
+
+A sweep is a Cartesian grid over a fixed base (`SweepSpec(kind, grid, base)`); every point is
+completed with the defaults, canonicalised and validated before anything is computed or written
+(`spec`). Its run id is the sha256 of the canonical point. Finished points go to an SQLite store
+(`store`), one transaction per point, with a lease per point being computed and a table of
+attempts: a sweep killed at any moment (even by SIGKILL) keeps every finished point and its
+rerun computes only what is missing; concurrent runs on one store share the grid; failed points
+are retried by a rerun (`retry=False` keeps them). Backends (`backends`): "serial" (the caller's
+process), "process" (local workers that die with their parent, the default) and "dask" (an
+existing scheduler or a LocalCluster); the point function is the same on all of them.
+"""
+
+from .backends import BACKENDS, SchedulerError, check_scheduler
+from .points import evaluate, run_point
+from .run import SweepSummary, check_export, run_sweep, write_table
+from .spec import (
+    KINDS,
+    PARAMETERS,
+    SweepSpec,
+    canonical_point,
+    defaults,
+    parse_grid,
+    parse_set,
+    run_id,
+)
+from .store import ResultStore, StoreError, SweepError, check_store
+
+__all__ = [
+    "BACKENDS",
+    "KINDS",
+    "PARAMETERS",
+    "ResultStore",
+    "SchedulerError",
+    "StoreError",
+    "SweepError",
+    "SweepSpec",
+    "SweepSummary",
+    "canonical_point",
+    "check_export",
+    "check_scheduler",
+    "check_store",
+    "defaults",
+    "evaluate",
+    "parse_grid",
+    "parse_set",
+    "run_id",
+    "run_point",
+    "run_sweep",
+    "write_table",
+]

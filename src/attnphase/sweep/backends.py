@@ -1,0 +1,207 @@
+"""Where points are computed: in the caller's process, in local worker processes, or on Dask.
+
+All three run the same point function; they differ only in where. Workers die with their
+parent: local workers ask the Linux kernel for SIGKILL when their parent dies
+(prctl(PR_SET_PDEATHSIG)) and, on any system, a thread exits them once their parent is gone;
+Dask's own worker processes (LocalCluster) exit when the pipe to their parent closes
+(`distributed.process.AsyncProcess`), measured to happen within 0.5 s of a SIGKILL of the parent.
+Only workers limit torch to one thread (several share the cores); the serial backend leaves the
+caller's process as it was.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing as mp
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
+from concurrent.futures import wait as wait_futures
+from concurrent.futures.process import BrokenProcessPool
+
+from .points import PointFunction, run_point
+from .store import SweepError
+
+BACKENDS = ("serial", "process", "dask")
+CONNECT_CHECK_SECONDS = 3.0  # TCP reachability of a Dask scheduler, before anything is created
+CLIENT_TIMEOUT_SECONDS = 10.0  # the Dask handshake once the port answers
+_PR_SET_PDEATHSIG = 1
+
+Outcome = tuple[str, dict | None, str | None]
+
+
+class SchedulerError(SweepError):
+    """The Dask scheduler cannot be reached."""
+
+
+def check_backend(backend: str, workers: int) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+
+
+def run_in_worker(fn: PointFunction, kind: str, params: dict) -> Outcome:
+    """`run_point` in a worker process, with torch on one thread (workers share the cores)."""
+    if kind == "simulation":
+        import torch
+
+        torch.set_num_threads(1)
+    return run_point(fn, kind, params)
+
+
+def _exit_when_orphaned(parent_pid: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Initializer of a local worker: die with the parent (see the module docstring)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+    threading.Thread(target=_exit_when_orphaned, args=(parent_pid,), daemon=True).start()
+
+
+class SerialBackend:
+    """Points computed one at a time in the caller's process."""
+
+    capacity = 1
+
+    def submit(self, fn: PointFunction, kind: str, params: dict) -> Future:
+        fut: Future = Future()
+        fut.set_result(run_point(fn, kind, params))
+        return fut
+
+    def wait(self, handles, timeout: float | None) -> set:
+        return {h for h in handles if h.done()}
+
+    def outcome(self, handle) -> Outcome:
+        return handle.result()
+
+    def close(self) -> None:
+        pass
+
+
+class ProcessBackend:
+    """A pool of `workers` spawned local processes that die with their parent; a pool broken by
+    a dying worker is replaced and the points it held are recorded as errors."""
+
+    def __init__(self, workers: int):
+        self.capacity = workers
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _start(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            self.capacity,
+            mp_context=mp.get_context("spawn"),
+            initializer=_worker_init,
+            initargs=(os.getpid(),),
+        )
+
+    def submit(self, fn: PointFunction, kind: str, params: dict) -> Future:
+        if self._pool is None:
+            self._pool = self._start()
+        try:
+            return self._pool.submit(run_in_worker, fn, kind, params)
+        except BrokenProcessPool:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._start()
+            return self._pool.submit(run_in_worker, fn, kind, params)
+
+    def wait(self, handles, timeout: float | None) -> set:
+        done, _ = wait_futures(handles, timeout=timeout, return_when=FIRST_COMPLETED)
+        return done
+
+    def outcome(self, handle: Future) -> Outcome:
+        try:
+            return handle.result()
+        except BrokenProcessPool as err:
+            return "error", None, f"BrokenProcessPool: a worker process died ({err})"
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def check_scheduler(address: str, timeout: float = CONNECT_CHECK_SECONDS) -> None:
+    """SchedulerError unless a TCP connection to the scheduler's host:port opens in `timeout`
+    seconds (addresses of other protocols are left to the Dask client)."""
+    scheme, sep, location = address.partition("://")
+    if not sep:
+        scheme, location = "tcp", address
+    if scheme not in ("tcp", "tls"):
+        return
+    host, _, port = location.rpartition(":")
+    try:
+        port_number = int(port.split("/")[0])
+    except ValueError:
+        raise SchedulerError(
+            f"scheduler address must look like tcp://host:port, got {address!r}"
+        ) from None
+    try:
+        socket.create_connection((host.strip("[]") or "localhost", port_number), timeout).close()
+    except OSError as err:
+        raise SchedulerError(f"cannot reach the Dask scheduler at {address}: {err}") from None
+
+
+class DaskBackend:
+    """Points as Dask tasks: on an existing scheduler, or on a LocalCluster of `workers`
+    single-threaded worker processes."""
+
+    def __init__(self, workers: int, scheduler: str | None):
+        from distributed import Client, LocalCluster
+
+        self._cluster = None
+        if scheduler is not None:
+            check_scheduler(scheduler)
+            try:
+                self._client = Client(scheduler, timeout=CLIENT_TIMEOUT_SECONDS)
+            except (OSError, TimeoutError, ValueError) as err:
+                raise SchedulerError(
+                    f"cannot connect to the Dask scheduler at {scheduler}: {err}"
+                ) from None
+        else:
+            self._cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            self._client = Client(self._cluster)
+        self.capacity = max(workers, sum(self._client.nthreads().values()))
+
+    def submit(self, fn: PointFunction, kind: str, params: dict):
+        return self._client.submit(run_in_worker, fn, kind, params, pure=False)
+
+    def wait(self, handles, timeout: float | None) -> set:
+        from distributed import wait
+
+        try:
+            return set(wait(list(handles), timeout=timeout, return_when=FIRST_COMPLETED).done)
+        except TimeoutError:
+            return set()
+
+    def outcome(self, handle) -> Outcome:
+        try:
+            return handle.result()
+        except Exception as err:  # the worker died (KilledWorker) or the task was lost
+            return "error", None, f"{type(err).__name__}: {err}"
+
+    def close(self) -> None:
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def open_backend(backend: str, workers: int, scheduler: str | None):
+    """The backend object (submit, wait, outcome, close; `capacity` points in flight)."""
+    if backend == "serial":
+        return SerialBackend()
+    if backend == "process":
+        return ProcessBackend(workers)
+    return DaskBackend(workers, scheduler)

@@ -1,0 +1,380 @@
+"""What a sweep computes: the parameters of each kind, their validation, canonical run ids.
+
+Every point is completed with the defaults of `ModelParams` and `solve` (theory) or `SimConfig`
+(simulation), its values are put in one canonical form (integers as int, reals as float, so
+alpha=1 and alpha=1.0 are one point; `order` as [n_xi, n_y]; `A` as a nested list) and checked
+by the same validators `theory` and `simulate` use. Its run id is the sha256 of the canonical
+JSON of (kind, point): giving a default explicitly does not change it.
+
+Text syntax (the CLI's --grid/--set): `name=v1,v2` or `name=start:stop:num` for one-number
+parameters; for the multi-valued ones (`order`, `A`) a comma list is ONE value and several
+values are separated by ';' (`order=32,12;64,24`, `A=0.6,0.4,0.4,0.6`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import inspect
+import itertools
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..params import ModelParams, check_finite, check_positive
+
+KINDS = ("theory", "simulation")
+ESTIMATORS = ("ibp", "direct")
+
+# name -> value type; the defaults come from ModelParams/solve and SimConfig (see `defaults`).
+# `solve`'s `strict` and `branch` (explicit-overlap starts) and SimConfig's array-valued
+# `positions` are not sweep parameters; theory's `branch` is the name of the start (solve's init).
+PARAMETERS: dict[str, dict[str, str]] = {
+    "theory": {
+        "alpha": "real",
+        "omega": "real",
+        "sigma": "real",
+        "lam": "real",
+        "A": "matrix",
+        "branch": "name",
+        "order": "order",
+        "tol": "real",
+        "damping": "real",
+        "anderson": "integer",
+        "max_iter": "integer",
+        "estimator": "name",
+    },
+    "simulation": {
+        "d": "integer",
+        "alpha": "real",
+        "omega": "real",
+        "sigma": "real",
+        "lam": "real",
+        "A": "matrix",
+        "r": "integer",
+        "t": "integer",
+        "init": "name",
+        "init_m": "real",
+        "init_scale": "real",
+        "optimizer": "name",
+        "lr": "real or none",
+        "steps": "integer or none",
+        "gtol": "real",
+        "lam_linear": "real or none",
+        "n_test": "integer",
+        "dtype": "name",
+        "device": "name",
+        "seed": "integer",
+    },
+}
+MULTI_VALUED = ("order", "matrix")
+_NUMERIC = ("real", "integer", "real or none", "integer or none")
+
+
+def _check_kind(kind: str) -> dict[str, str]:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    return PARAMETERS[kind]
+
+
+def check_names(kind: str, names) -> None:
+    """ValueError listing the valid names if any of `names` is not a parameter of `kind`."""
+    table = _check_kind(kind)
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise ValueError(
+            f"unknown {kind} parameter {', '.join(map(repr, unknown))}; valid: {', '.join(table)}"
+        )
+
+
+@functools.cache
+def _defaults(kind: str) -> dict[str, Any]:
+    if kind == "theory":
+        from ..theory import solve
+
+        sig = inspect.signature(solve).parameters
+        out = {f.name: f.default for f in dataclasses.fields(ModelParams)}
+        out.update({n: sig[n].default for n in ("order", "tol", "damping", "anderson")})
+        out.update({n: sig[n].default for n in ("max_iter", "estimator")})
+        out["branch"] = sig["init"].default  # the sweep's branch is solve's init
+        return out
+    from ..sim import SimConfig
+
+    out = {}
+    for f in dataclasses.fields(SimConfig):
+        if f.name in PARAMETERS["simulation"]:
+            has_factory = f.default_factory is not dataclasses.MISSING
+            out[f.name] = f.default_factory() if has_factory else f.default
+    out["seed"] = 0
+    return out
+
+
+def defaults(kind: str) -> dict[str, Any]:
+    """The value each parameter of `kind` takes when a sweep does not give it (theory's alpha
+    has none)."""
+    _check_kind(kind)
+    return dict(_defaults(kind))
+
+
+# ---- one canonical form per value type ---------------------------------------------------
+
+
+def _real(name: str, value) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    return check_finite(name, value) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def _integer(name: str, value) -> int:
+    if not isinstance(value, bool):
+        if isinstance(value, (int, np.integer)):
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value)  # "12"; "12.0" and "1e3" below
+            except ValueError:
+                pass
+        try:
+            x = float(value)  # 12.0, "1e3"
+        except (TypeError, ValueError):
+            x = math.nan
+        if math.isfinite(x) and x.is_integer():
+            return int(x)
+    raise ValueError(f"{name} must be an integer, got {value!r}")
+
+
+def _name(name: str, value) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a name (a string), got {value!r}")
+    return value
+
+
+def _optional(convert):
+    def coerce(name: str, value):
+        if value is None or (isinstance(value, str) and value.lower() == "none"):
+            return None
+        return convert(name, value)
+
+    return coerce
+
+
+def _items(value) -> list:
+    """A comma-separated text or a sequence as a flat list of items."""
+    if isinstance(value, str):
+        return value.split(",")
+    return list(np.ravel(np.asarray(value, dtype=object)))
+
+
+def _order(name: str, value) -> list[int]:
+    from ..theory import _check_order
+
+    try:
+        parts = [_integer(name, v) for v in _items(value)]
+        return list(_check_order(parts[0] if len(parts) == 1 else tuple(parts)))
+    except (ValueError, TypeError, IndexError):
+        raise ValueError(
+            f"{name} must be n or n_xi,n_y with integers >= 2, got {value!r}"
+        ) from None
+
+
+def _matrix(name: str, value) -> list[list[float]]:
+    """A square matrix, nested or as k*k numbers row by row (4 numbers a11,a12,a21,a22)."""
+    try:
+        if isinstance(value, str):
+            arr = np.array([float(v) for v in value.split(",")])
+        else:
+            arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        arr = np.empty((0, 0))
+    k = math.isqrt(arr.size)
+    if (
+        arr.size == 0
+        or k * k != arr.size
+        or arr.ndim not in (1, 2)
+        or arr.ndim == 2
+        and arr.shape != (k, k)
+    ):
+        raise ValueError(
+            f"{name} must be a square matrix given row by row (a11,a12,a21,a22 for L = 2), "
+            f"got {value!r}"
+        )
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must have finite entries, got {value!r}")
+    return (arr.reshape(k, k) + 0.0).tolist()
+
+
+_COERCE = {
+    "real": _real,
+    "integer": _integer,
+    "name": _name,
+    "real or none": _optional(_real),
+    "integer or none": _optional(_integer),
+    "order": _order,
+    "matrix": _matrix,
+}
+
+
+# ---- the validators of theory and simulate -----------------------------------------------
+
+
+def _validate_theory(p: dict) -> None:
+    from ..theory import BRANCHES
+
+    ModelParams(omega=p["omega"], sigma=p["sigma"], lam=p["lam"], A=p["A"])
+    check_positive("alpha", p["alpha"])
+    if p["branch"] not in BRANCHES:
+        raise ValueError(f"branch must be one of {BRANCHES}, got {p['branch']!r}")
+    check_positive("tol", p["tol"])
+    if not 0.0 <= p["damping"] < 1.0:
+        raise ValueError(f"damping must be in [0, 1), got {p['damping']}")
+    if p["anderson"] < 0:
+        raise ValueError(f"anderson must be an integer >= 0, got {p['anderson']}")
+    if p["max_iter"] < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {p['max_iter']}")
+    if p["estimator"] not in ESTIMATORS:
+        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {p['estimator']!r}")
+
+
+def _validate_simulation(p: dict) -> None:
+    from ..sim import SimConfig
+
+    if p["seed"] < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {p['seed']}")
+    SimConfig(**{k: v for k, v in p.items() if k != "seed"})
+
+
+_VALIDATE = {"theory": _validate_theory, "simulation": _validate_simulation}
+
+
+def canonical_point(kind: str, params: dict) -> dict:
+    """`params` completed with the defaults, in canonical form and validated; ValueError (one
+    line naming the parameter) otherwise."""
+    table = _check_kind(kind)
+    check_names(kind, params)
+    merged = {**_defaults(kind), **params}
+    missing = [n for n in table if n not in merged]
+    if missing:
+        raise ValueError(f"{', '.join(missing)} must be given in a {kind} sweep (no default)")
+    point = {n: _COERCE[table[n]](n, merged[n]) for n in table}
+    _VALIDATE[kind](point)
+    return point
+
+
+def _hash(kind: str, point: dict) -> str:
+    text = json.dumps(
+        {"kind": kind, "params": point}, sort_keys=True, separators=(",", ":"), allow_nan=False
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def run_id(kind: str, params: dict) -> str:
+    """sha256 of the canonical JSON of (kind, canonical point): defaults filled in, 1 == 1.0."""
+    return _hash(kind, canonical_point(kind, params))
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """kind: "theory" (one `solve` per point; `branch` names the start) or "simulation" (one
+    `simulate` per point and seed). grid: parameter -> list of values (the Cartesian product is
+    swept); base: fixed parameters. Every point is validated and canonicalised here, so a spec
+    that constructs is a spec whose points all run; points with one run id are one point."""
+
+    kind: str
+    grid: dict[str, list] = field(default_factory=dict)
+    base: dict[str, Any] = field(default_factory=dict)
+    _runs: tuple = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_kind(self.kind)
+        for name, values in self.grid.items():
+            if not isinstance(values, (list, tuple)) or not values:
+                raise ValueError(f"grid values for {name!r} must be a non-empty list")
+        overlap = set(self.grid) & set(self.base)
+        if overlap:
+            raise ValueError(f"parameters both in grid and base: {sorted(overlap)}")
+        check_names(self.kind, [*self.grid, *self.base])
+        names = sorted(self.grid)
+        runs: dict[str, dict] = {}
+        for combo in itertools.product(*(self.grid[n] for n in names)):
+            point = canonical_point(
+                self.kind, {**self.base, **dict(zip(names, combo, strict=True))}
+            )
+            runs.setdefault(_hash(self.kind, point), point)
+        object.__setattr__(self, "_runs", tuple(runs.items()))
+
+    def points(self) -> list[dict]:
+        """The distinct canonical points, in grid order."""
+        return [dict(p) for _, p in self._runs]
+
+    def runs(self) -> list[tuple[str, dict]]:
+        """(run id, canonical point) of each distinct point."""
+        return [(rid, dict(p)) for rid, p in self._runs]
+
+
+# ---- text syntax of --grid and --set -------------------------------------------------------
+
+
+def _split_item(item: str) -> tuple[str, str]:
+    name, _, text = item.partition("=")
+    name, text = name.strip(), text.strip()
+    if not name or not text:
+        raise ValueError(f"expected name=value, got {item!r}")
+    return name, text
+
+
+def _linspace(name: str, text: str) -> list[float]:
+    start, stop, num = text.split(":")
+    try:
+        n = int(num)
+        a, b = float(start), float(stop)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"{name}: start:stop:num needs numbers and num >= 1, got {text!r}")
+    return [float(f"{v:.12g}") for v in np.linspace(a, b, n)]
+
+
+def parse_grid(items, kind: str) -> dict[str, list]:
+    """["name=v1,v2", "name=start:stop:num", "order=32,12;64,24"] -> {name: [values]}.
+
+    Values stay text (numbers from start:stop:num are floats rounded to 12 digits); the spec
+    converts and validates them."""
+    table = _check_kind(kind)
+    grid: dict[str, list] = {}
+    for item in items:
+        name, text = _split_item(item)
+        check_names(kind, [name])
+        if name in grid:
+            raise ValueError(f"{name} given twice")
+        if table[name] in MULTI_VALUED:
+            values = text.split(";")
+        elif table[name] in _NUMERIC and text.count(":") == 2:
+            values = _linspace(name, text)
+        else:
+            values = text.split(",")
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            raise ValueError(f"{name}: empty value in {text!r}")
+        grid[name] = [v.strip() if isinstance(v, str) else v for v in values]
+    return grid
+
+
+def parse_set(items, kind: str) -> dict[str, str]:
+    """["name=value", "order=24,8"] -> {name: value}: one value per parameter (for `order` and
+    `A` the comma list is that one value)."""
+    table = _check_kind(kind)
+    fixed: dict[str, str] = {}
+    for item in items:
+        name, text = _split_item(item)
+        check_names(kind, [name])
+        if name in fixed:
+            raise ValueError(f"{name} given twice")
+        if table[name] not in MULTI_VALUED and "," in text:
+            raise ValueError(
+                f"{name} takes one value here, got {text!r} (several values belong in a grid)"
+            )
+        fixed[name] = text
+    return fixed

@@ -1,0 +1,42 @@
+"""Point functions for the sweep tests: cheap, deterministic, and counting their evaluations.
+
+Each evaluation writes one marker file into $SWEEP_MARKERS (one file per evaluation, named by
+alpha, seed and a unique suffix), so tests count what was computed independently of the store.
+$SWEEP_SLEEP (seconds) makes each point slow enough to be interrupted; alphas listed in
+$SWEEP_FAIL (comma-separated) raise.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from pathlib import Path
+
+
+def counted(kind: str, params: dict) -> dict:
+    alpha = params["alpha"]
+    time.sleep(float(os.environ.get("SWEEP_SLEEP", "0")))
+    failing = os.environ.get("SWEEP_FAIL", "")
+    if failing and alpha in [float(a) for a in failing.split(",")]:
+        raise ValueError(f"injected failure at alpha={alpha}")
+    markers = os.environ.get("SWEEP_MARKERS")
+    if markers:
+        name = f"{alpha!r}_{params.get('seed', 0)}_{uuid.uuid4().hex}"
+        (Path(markers) / name).write_text(str(os.getpid()))
+    return {"value": 2.0 * alpha, "pid": os.getpid()}
+
+
+def torch_threads(kind: str, params: dict) -> dict:
+    import torch
+
+    return {"threads": torch.get_num_threads(), "pid": os.getpid()}
+
+
+def markers(directory) -> dict[float, int]:
+    """alpha -> number of evaluations recorded in `directory`."""
+    out: dict[float, int] = {}
+    for path in Path(directory).iterdir():
+        alpha = float(path.name.split("_")[0])
+        out[alpha] = out.get(alpha, 0) + 1
+    return out

@@ -1,7 +1,9 @@
-"""Speed of the transition lines and of an empirical phase diagram (issue 4), and the speed-up
-of the process and Dask backends over one worker on the same sweep.
+"""Speed of the transition lines and of an empirical phase diagram (issue 4), the speed-up
+of the process and Dask backends over one worker on the same sweep, and the store's cost per
+point (claim, result and lease in SQLite) measured with a point function that does nothing.
 
     python benchmarks/bench_sweep.py [--omegas 10] [--grid 10] [--d 500] [--quick]
+                                     [--parts lines,backends,store]
 """
 
 from __future__ import annotations
@@ -24,18 +26,51 @@ def main() -> None:
     ap.add_argument("--grid", type=int, default=10)
     ap.add_argument("--d", type=int, default=500)
     ap.add_argument("--quick", action="store_true", help="coarse quadrature for the lines")
+    ap.add_argument("--parts", default="lines,backends,store", help="what to measure")
     args = ap.parse_args()
+    parts = set(args.parts.split(","))
+    if "store" in parts:
+        store_overhead()
+    if "lines" in parts:
+        lines(args)
+    if "backends" in parts:
+        backends(args)
+
+
+def _nothing(kind: str, params: dict) -> dict:
+    return {}
+
+
+def store_overhead(n: int = 400) -> None:
+    spec = SweepSpec("theory", {"alpha": [0.01 * (i + 1) for i in range(n)]})
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.perf_counter()
+        run_sweep(spec, Path(tmp) / "s.sqlite", backend="serial", evaluate_point=_nothing)
+        first = time.perf_counter() - t
+        t = time.perf_counter()
+        run_sweep(spec, Path(tmp) / "s.sqlite", backend="serial", evaluate_point=_nothing)
+        again = time.perf_counter() - t
+    print(
+        f"store overhead, {n} points doing nothing (serial): {1e3 * first / n:.2f} ms/point "
+        f"computed, {1e3 * again / n:.2f} ms/point found stored"
+    )
+
+
+def lines(args) -> None:
     omegas = list(np.linspace(0.05, 0.5, args.omegas))
     t = time.perf_counter()
-    lines = transition_lines(omegas, ModelParams(), quick=args.quick)
+    table = transition_lines(omegas, ModelParams(), quick=args.quick)
     secs = time.perf_counter() - t
     print(
         f"transition lines, {args.omegas} omegas ({'quick' if args.quick else 'default'} "
         f"orders): {secs:.1f} s"
     )
     print(
-        lines[["omega", "alpha_c", "alpha_c_err", "alpha_l", "alpha_l_err"]].to_string(index=False)
+        table[["omega", "alpha_c", "alpha_c_err", "alpha_l", "alpha_l_err"]].to_string(index=False)
     )
+
+
+def backends(args) -> None:
     spec = SweepSpec(
         "simulation",
         {

@@ -87,6 +87,8 @@ def test_explicit_defaults_and_number_spellings_give_one_run_id():
     assert run_id("theory", {"alpha": 1, "order": [24, 8]}) != run_id(
         "theory", {"alpha": 1, "order": [24, 24]}
     )
+    spec_ids = [SweepSpec("theory", {}, base).runs()[0][0] for base in (explicit, {"alpha": 1})]
+    assert spec_ids == [plain, plain]
     assert len(COUNTED.points()) == 8
     assert len(SweepSpec("theory", {"alpha": [1, 1.0, "1"]}).points()) == 1
 

@@ -3,7 +3,7 @@
 Each evaluation writes one marker file into $SWEEP_MARKERS (one file per evaluation, named by
 alpha, seed and a unique suffix), so tests count what was computed independently of the store.
 $SWEEP_SLEEP (seconds) makes each point slow enough to be interrupted; alphas listed in
-$SWEEP_FAIL (comma-separated) raise.
+$SWEEP_FAIL (comma-separated) raise, those in $SWEEP_EXIT end their process at once.
 """
 
 from __future__ import annotations
@@ -17,14 +17,20 @@ from pathlib import Path
 def counted(kind: str, params: dict) -> dict:
     alpha = params["alpha"]
     time.sleep(float(os.environ.get("SWEEP_SLEEP", "0")))
-    failing = os.environ.get("SWEEP_FAIL", "")
-    if failing and alpha in [float(a) for a in failing.split(",")]:
+    if alpha in _alphas("SWEEP_EXIT"):
+        os._exit(3)
+    if alpha in _alphas("SWEEP_FAIL"):
         raise ValueError(f"injected failure at alpha={alpha}")
     markers = os.environ.get("SWEEP_MARKERS")
     if markers:
         name = f"{alpha!r}_{params.get('seed', 0)}_{uuid.uuid4().hex}"
         (Path(markers) / name).write_text(str(os.getpid()))
     return {"value": 2.0 * alpha, "pid": os.getpid()}
+
+
+def _alphas(variable: str) -> list[float]:
+    text = os.environ.get(variable, "")
+    return [float(a) for a in text.split(",")] if text else []
 
 
 def torch_threads(kind: str, params: dict) -> dict:

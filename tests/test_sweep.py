@@ -381,6 +381,17 @@ def test_process_and_dask_backends_give_the_serial_table(tmp_path, marker_dir):
     assert markers(marker_dir) == dict.fromkeys(ALPHAS, 3)
 
 
+def test_a_dying_worker_fails_its_point_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("SWEEP_EXIT", "2.0")
+    kw = dict(backend="process", workers=2, progress=False, evaluate_point=counted)
+    df = run_sweep(COUNTED, tmp_path / "s.sqlite", **kw).set_index("alpha")
+    assert sorted(df.index) == ALPHAS
+    assert df.loc[2.0, "run_error"].startswith("BrokenProcessPool: a worker process died")
+    # only the points in flight when the pool broke (at most the 2 workers' points) fail
+    failed = df[df["run_status"] == "error"].index
+    assert 1 <= len(failed) <= 2 and (df.loc[df.index.difference(failed), "value"] > 0).all()
+
+
 def test_export_keeps_multi_valued_columns(tmp_path):
     spec = SweepSpec("theory", {"alpha": [1.0, 2.0]}, {"order": [24, 8]})
     df = run_sweep(

@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -80,42 +81,6 @@ def test_theory_csv_and_all_branches():
     assert by_branch["semantic"]["converged"] == "True"
 
 
-@pytest.mark.parametrize(
-    "args, name",
-    [
-        (["--sigma", "-1"], "sigma"),
-        (["--sigma", "0"], "sigma"),
-        (["--lam", "-0.1"], "lam"),
-        (["--omega", "1.2"], "omega"),
-        (["--omega", "nan"], "omega"),
-        (["--alpha", "0"], "alpha"),
-        (["--alpha", "1:x:3"], "alpha"),
-        (["--alpha", "1,-2"], "alpha"),
-        (["--A", "1,2,3"], "A"),
-        (["--A", "1,2,3,inf"], "A"),
-        (["--order", "1"], "order"),
-        (["--branch", "sideways"], "branch"),
-        (["--format", "xml"], "format"),
-    ],
-)
-def test_bad_input_exits_2_naming_the_parameter(args, name, tmp_path):
-    plot = tmp_path / "never.png"
-    res = runner.invoke(app, ["theory", *args, "--plot", str(plot)])
-    assert res.exit_code == 2
-    assert f"--{name}" in res.output
-    assert res.stdout.strip() == "" or "error" in res.output
-    assert not plot.exists()
-
-
-def test_console_script_runs_and_reports_bad_input():
-    out = subprocess.run(
-        [sys.executable, "-m", "attnphase", "theory", "--omega", "2"],
-        capture_output=True,
-        text=True,
-    )
-    assert out.returncode == 2 and "--omega" in out.stderr
-
-
 SIM_KEYS = {
     "d",
     "alpha",
@@ -132,7 +97,8 @@ SIM_KEYS = {
     "linear_test_error",
     "converged",
     "steps",
-    "seconds",
+    "batch_seconds",
+    "batch_size",
 }
 
 
@@ -213,18 +179,261 @@ def test_simulation_overlay_returns_the_plotted_summary(tmp_path):
     assert (tmp_path / "o.png").stat().st_size > 5_000
 
 
+# ---------------------------------------------------------------------------------------------
+# Bad input: exit code 2, one line naming the option on stderr, nothing computed, nothing written
+
+# Every library entry point a command calls; reaching one during a rejected call fails the test.
+ENTRY_POINTS = [
+    ("attnphase.cli.theory", "branch_curves"),
+    ("attnphase.cli.simulate", "branch_curves"),
+    ("attnphase.transitions", "find_transitions"),
+    ("attnphase.sim", "run_grid"),
+    ("attnphase.sim.grid", "simulate"),
+    ("attnphase.demo", "run_demo"),
+    ("attnphase.histogram", "run_histogram"),
+]
+
+
+@pytest.fixture
+def rejected(tmp_path, monkeypatch):
+    """Run the CLI in an empty working directory holding a file FILE and a directory DIR;
+    return a checker asserting the rejection contract."""
+    import importlib
+
+    from attnphase.figures import MAKERS
+
+    def computed(*args, **kwargs):
+        raise AssertionError("computation started before the input was rejected")
+
+    for module, name in ENTRY_POINTS:
+        monkeypatch.setattr(importlib.import_module(module), name, computed)
+    for name in MAKERS:
+        monkeypatch.setitem(MAKERS, name, computed)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "FILE").write_text("x")
+    (tmp_path / "DIR" / "histogram_attention.png").mkdir(parents=True)  # where a figure goes
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "theory.csv").mkdir()  # a directory where the demo writes a file
+
+    def check(args: list[str], option: str):
+        before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2, res.output
+        assert res.stdout == ""
+        lines = res.stderr.splitlines()
+        assert len(lines) == 1, res.stderr
+        assert lines[0].startswith(f"error: {option}"), lines[0]
+        assert "Traceback" not in res.stderr and "----" not in lines[0]
+        assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+        return lines[0]
+
+    return check
+
+
+SIM = ["simulate", "--d", "10", "--alpha", "1"]
+BAD_INPUT = [
+    # theory
+    (["theory", "--sigma", "-1"], "--sigma"),
+    (["theory", "--sigma", "0"], "--sigma"),
+    (["theory", "--lam", "-0.1"], "--lam"),
+    (["theory", "--omega", "1.2"], "--omega"),
+    (["theory", "--omega", "nan"], "--omega"),
+    (["theory", "--alpha", "0"], "--alpha"),
+    (["theory", "--alpha", "1:x:3"], "--alpha"),
+    (["theory", "--alpha", "1,-2"], "--alpha"),
+    (["theory", "--A", "1,2,3"], "--A must be four numbers"),  # was "----A: --A must ..."
+    (["theory", "--A", "1,2,3,inf"], "--A: A must have finite entries"),
+    (["theory", "--order", "1"], "--order"),
+    (["theory", "--branch", "sideways"], "--branch"),
+    (["theory", "--format", "xml"], "--format"),
+    (["theory", "--plot", "FILE/fig.png"], "--plot: cannot write FILE/fig.png"),
+    (["theory", "--plot", "DIR"], "--plot"),
+    (["theory", "--plot", "DIR/fig.xyz"], "--plot: cannot tell the image format"),
+    # transition
+    (["transition", "--omega", "2"], "--omega"),
+    (["transition", "--num", "2"], "--num"),
+    (["transition", "--alpha-min", "0"], "--alpha-min"),
+    (["transition", "--alpha-max", "nan"], "--alpha-min/--alpha-max"),
+    (["transition", "--check-order", "1"], "--check-order"),
+    (["transition", "--format", "xml"], "--format"),
+    # simulate
+    ([*SIM, "--optimizer", "gd", "--lr", "-1"], "--lr: lr must be > 0"),
+    ([*SIM, "--optimizer", "gd", "--lr", "nan"], "--lr: lr must be finite"),
+    ([*SIM, "--steps", "0"], "--steps: steps must be an integer >= 1"),
+    ([*SIM, "--d", "0"], "--d: d must be an integer >= 1"),
+    ([*SIM, "--alpha", "0.001"], "--alpha/--d: n = round(alpha d) must be >= 1"),
+    ([*SIM, "--n-test", "0"], "--n-test: n_test must be an integer >= 1"),
+    ([*SIM, "--dtype", "float16"], "--dtype"),
+    ([*SIM, "--init", "foo"], "--init"),
+    ([*SIM, "--init", ","], "--init must name at least one start"),
+    ([*SIM, "--optimizer", "foo"], "--optimizer"),
+    ([*SIM, "--workers", "0"], "--workers must be >= 1"),
+    ([*SIM, "--threads", "0"], "--threads must be >= 1"),
+    ([*SIM, "--seeds", "0"], "--seeds must be >= 1"),
+    ([*SIM, "--lam", "-1"], "--lam"),
+    ([*SIM, "--lam-linear", "-1"], "--lam-linear: lam_linear must be >= 0"),
+    ([*SIM, "--A", "1,2"], "--A must be four numbers"),
+    ([*SIM, "--format", "xml"], "--format"),
+    ([*SIM, "--plot", "FILE/overlay.png"], "--plot: cannot write FILE/overlay.png"),
+    ([*SIM, "--plot", "overlay"], "--plot: cannot tell the image format"),
+    # demo
+    (["demo", "--num", "0"], "--num: num must be an integer >= 2"),
+    (["demo", "--num", "-3"], "--num"),
+    (["demo", "--num", "1"], "--num"),
+    (["demo", "--out", "FILE"], "--out: FILE is a file"),
+    (["demo", "--out", "FILE/sub"], "--out: cannot write FILE/sub"),
+    (["demo"], "--out: results/theory.csv is a directory"),
+    # figure
+    (["figure", "fig9"], "NAME must be one of"),
+    (["figure", "fig2", "--workers", "0"], "--workers must be >= 1"),
+    (["figure", "fig3", "--out", "FILE"], "--out: FILE is a file"),
+    # histogram
+    (["histogram", "--runs", "0"], "--runs"),
+    (["histogram", "--lr", "-1"], "--lr"),
+    (["histogram", "--format", "xml"], "--format"),
+    (["histogram", "--device", "tpu"], "--device"),
+    (["histogram", "--checkpoint", "FILE"], "--checkpoint: FILE is a file"),
+    (["histogram", "--checkpoint", "FILE/ckpt"], "--checkpoint: cannot write FILE/ckpt"),
+    (["histogram", "--plot", "FILE"], "--plot: FILE is a file"),
+    (["histogram", "--plot", "DIR"], "--plot: DIR/histogram_attention.png is a directory"),
+]
+
+
+@pytest.mark.parametrize("args, option", BAD_INPUT, ids=[" ".join(a) for a, _ in BAD_INPUT])
+def test_bad_input_exits_2_with_one_line_before_any_work(rejected, args, option):
+    rejected(args, option)
+
+
 @pytest.mark.parametrize(
-    "args, name",
+    "args, option",
     [
-        (["--d", "0"], "d"),
-        (["--alpha", "0.001", "--d", "10"], "n"),
-        (["--lam", "-1"], "lam"),
-        (["--optimizer", "newton"], "optimizer"),
-        (["--init", "sideways"], "init"),
-        (["--seeds", "0"], "seeds"),
-        (["--dtype", "float16"], "dtype"),
+        (["theory", "--plot", "RO/fig.png"], "--plot: cannot write RO/fig.png"),
+        ([*SIM, "--plot", "RO/fig.png"], "--plot"),
+        (["demo", "--out", "RO"], "--out"),
+        (["figure", "fig2", "--out", "RO/sub"], "--out"),
+        (["histogram", "--checkpoint", "RO/ckpt"], "--checkpoint"),
     ],
 )
-def test_simulate_bad_input_exits_2(args, name):
-    res = runner.invoke(app, ["simulate", *args])
-    assert res.exit_code == 2 and f"--{name}" in res.output
+def test_unwritable_directory_exits_2(rejected, tmp_path, monkeypatch, args, option):
+    ro = tmp_path / "RO"
+    ro.mkdir(mode=0o555)
+    if os.geteuid() == 0:  # root may write anywhere: make the permission check see mode 555
+        import attnphase.io
+
+        real_access = os.access
+
+        def access(path, mode):
+            if os.path.abspath(path) == str(ro) and mode & os.W_OK:
+                return False
+            return real_access(path, mode)
+
+        monkeypatch.setattr(attnphase.io.os, "access", access)
+    rejected(args, option)
+
+
+def test_typer_errors_also_exit_2():
+    for args in (["simulate", "--d", "abc"], ["theory", "--no-such-option"]):
+        assert runner.invoke(app, args).exit_code == 2
+
+
+def test_version():
+    from attnphase import __version__
+
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.stdout.strip() == f"attnphase {__version__}"
+
+
+def test_console_script_prints_one_line_without_traceback():
+    out = subprocess.run(
+        [sys.executable, "-m", "attnphase", "simulate", "--optimizer", "gd", "--lr", "-1"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.strip() == "error: --lr: lr must be > 0, got -1.0"
+
+
+def test_failed_plot_keeps_the_printed_table(tmp_path, monkeypatch):
+    import attnphase.plots
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(attnphase.plots, "learning_curves", broken)
+    res = runner.invoke(
+        app,
+        ["theory", "--alpha", "2", "--branch", "semantic", "--order", "16,8", "--format", "csv"]
+        + ["--plot", str(tmp_path / "fig.png")],
+    )
+    assert res.exit_code == 1
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert len(rows) == 1 and rows[0]["converged"] == "True"
+    assert res.stderr.count("\n") == 1 and "--plot" in res.stderr and "disk full" in res.stderr
+
+
+def test_simulate_failed_plot_keeps_the_printed_table(tmp_path, monkeypatch):
+    import attnphase.cli.simulate
+    import attnphase.plots
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(attnphase.plots, "simulation_overlay", broken)
+    monkeypatch.setattr(attnphase.cli.simulate, "branch_curves", lambda *a, **k: [])
+    args = [*SIM, "--init", "positional", "--seeds", "2", "--n-test", "50", "--format", "json"]
+    res = runner.invoke(app, [*args, "--plot", str(tmp_path / "fig.png")])
+    assert res.exit_code == 1
+    assert [json.loads(line)["seed"] for line in res.stdout.splitlines()] == [0, 1]
+    assert res.stderr.count("\n") == 1 and "disk full" in res.stderr
+
+
+def test_demo_prints_each_table_as_it_is_written(tmp_path, monkeypatch):
+    import pandas as pd
+
+    import attnphase.demo
+
+    def fake_demo(out, full, num, progress, report):
+        report("theory", pd.DataFrame([{"branch": "semantic", "alpha": 0.1, "theta": 0.5}]))
+        report("transitions", pd.DataFrame([{"omega": 0.3, "alpha_c": 1.1}]))
+        raise OSError("no space left")
+
+    monkeypatch.setattr(attnphase.demo, "run_demo", fake_demo)
+    res = runner.invoke(app, ["demo", "--out", str(tmp_path), "--num", "3"])
+    assert res.exit_code == 1
+    assert "semantic" in res.stdout and "1.1" in res.stdout
+    assert res.stderr.count("\n") == 1 and "no space left" in res.stderr
+
+
+def test_run_demo_writes_each_table_before_its_figure(tmp_path, monkeypatch):
+    """A failing figure never loses a computed table: theory.csv is complete and reported."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    import attnphase.plots
+    import attnphase.theory
+    from attnphase.demo import run_demo
+
+    rows = [{"branch": "semantic", "alpha": a, "theta": 0.1 * a} for a in (0.1, 1.05, 2.0)]
+    fake = [SimpleNamespace(as_dict=lambda r=r: r) for r in rows]
+    monkeypatch.setattr(attnphase.theory, "branch_curves", lambda alphas, *a, **k: fake)
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(attnphase.plots, "learning_curves", broken)
+    reported = []
+    with pytest.raises(OSError, match="disk full"):
+        run_demo(tmp_path, num=3, report=lambda name, table: reported.append(name))
+    assert reported == ["theory"]
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "theory.csv"), pd.DataFrame(rows))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["theory.csv"]
+
+
+@pytest.mark.parametrize("num", [0, 1, -2, 2.5])
+def test_check_demo_rejects_bad_num(tmp_path, num):
+    from attnphase.demo import check_demo
+
+    with pytest.raises(ValueError, match="^num must be an integer >= 2"):
+        check_demo(tmp_path, num)
+    assert list(tmp_path.iterdir()) == []

@@ -169,7 +169,18 @@ def test_cli_checkpoint_must_be_a_directory(tmp_path):
     path = tmp_path / "file"
     path.write_text("x")
     res = runner.invoke(app, ["histogram", "--checkpoint", str(path)])
-    assert res.exit_code == 2 and "--checkpoint must be a directory" in res.output
+    assert res.exit_code == 2
+    assert res.stderr.strip() == f"error: --checkpoint: {path} is a file, expected a directory"
+
+
+def test_checkpoints_are_complete_files_only(short_result):
+    """Every checkpoint goes through the atomic writer: no temporary file is left behind."""
+    result, ckpt = short_result
+    names = sorted(p.name for p in (ckpt / result.config.adam_key()).iterdir())
+    key = result.config.key()
+    assert names == sorted(
+        f"{m}-{stage}.pt" for m in ("positional", "semantic") for stage in ("adam", f"sgd-{key}")
+    )
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA present")
@@ -185,7 +196,10 @@ def test_cli_corrupt_checkpoint_exits_2(tmp_path):
     (tmp_path / key).mkdir()
     (tmp_path / key / "positional-adam.pt").write_text("garbage")
     res = runner.invoke(app, args)
-    assert res.exit_code == 2 and "unreadable" in res.output
+    assert res.exit_code == 2 and res.stdout == ""
+    (line,) = res.stderr.splitlines()
+    assert "positional-adam.pt is not a readable attnphase checkpoint" in line
+    assert "weights_only" not in line  # never suggest unsafe loading
 
 
 def test_cli_json_and_plot(tmp_path):

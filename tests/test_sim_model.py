@@ -88,9 +88,12 @@ def test_identical_seeds_give_identical_runs_and_seeds_differ():
     r1 = simulate(cfg, seeds=[7, 8])
     again = simulate(cfg, seeds=[7, 8])
     alone = simulate(cfg, seeds=[7])
-    assert [r.as_dict() | {"seconds": 0} for r in r1] == [
-        r.as_dict() | {"seconds": 0} for r in again
+    assert [r.as_dict() | {"batch_seconds": 0} for r in r1] == [
+        r.as_dict() | {"batch_seconds": 0} for r in again
     ]
+    # one wall time per batch, reported as such (not divided among the seeds)
+    assert r1[0].batch_seconds == r1[1].batch_seconds > 0
+    assert [r.batch_size for r in r1] == [2, 2] and alone[0].batch_size == 1
     # batching changes only the summation order of BLAS kernels
     assert alone[0].theta == pytest.approx(r1[0].theta, rel=1e-10)
     assert alone[0].test_error == pytest.approx(r1[0].test_error, rel=1e-10)

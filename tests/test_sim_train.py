@@ -61,6 +61,18 @@ def test_diverging_run_is_reported_not_returned():
         ({"d": 3, "init": np.zeros((4, 1))}, "shape"),
         ({"dtype": "float16"}, "^dtype"),
         ({"A": ((1.0, 0.0),)}, "^A"),
+        ({"lr": -1.0}, "^lr must be > 0"),
+        ({"lr": 0.0}, "^lr must be > 0"),
+        ({"lr": math.nan}, "^lr must be finite"),
+        ({"lr": math.inf}, "^lr must be finite"),
+        ({"steps": 0}, "^steps must be an integer >= 1"),
+        ({"steps": 2.5}, "^steps must be an integer"),
+        ({"n_test": 0}, "^n_test"),
+        ({"d": 10.5}, "^d must be an integer"),
+        ({"r": 0}, "^r must"),
+        ({"init_m": math.nan}, "^init_m"),
+        ({"gtol": 0.0}, "^gtol"),
+        ({"device": "gpu"}, "^device"),
     ],
 )
 def test_bad_simulation_inputs(kwargs, match):
@@ -68,8 +80,7 @@ def test_bad_simulation_inputs(kwargs, match):
         SimConfig(**kwargs)
 
 
-def test_bad_seeds_and_training_parameters():
-    with pytest.raises(ValueError, match="seeds"):
-        simulate(SimConfig(d=10), seeds=[])
-    with pytest.raises(ValueError, match="lr"):
-        simulate(SimConfig(d=10, lr=-1.0), seeds=[0])
+@pytest.mark.parametrize("seeds", [[], [-1], [0.5], ["a"]])
+def test_bad_seeds(seeds):
+    with pytest.raises(ValueError, match="^seeds"):
+        simulate(SimConfig(d=10), seeds=seeds)

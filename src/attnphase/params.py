@@ -36,6 +36,17 @@ def check_nonnegative(name: str, value: float) -> float:
     return x
 
 
+def check_int(name: str, value, minimum: int = 1) -> int:
+    """Return value as int, or raise ValueError naming the parameter unless it is an integer
+    >= minimum (bools are not integers here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if not (isinstance(value, (float, np.floating)) and float(value).is_integer()):
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
 def check_unit_interval(name: str, value: float) -> float:
     x = check_finite(name, value)
     if not 0.0 <= x <= 1.0:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import numpy as np
 import typer
 
+from ..io import check_output_dir, check_output_file
 from ..params import ModelParams, check_positive
 
 OmegaOpt = Annotated[float, typer.Option(help="mix of positional target, in [0, 1]")]
@@ -25,10 +24,20 @@ class UsageError(ValueError):
     """Bad command-line input (exit code 2)."""
 
 
-def _usage(err: ValueError) -> UsageError:
-    """A model's ValueError ("name must ...") as a UsageError naming the option --name."""
-    name = str(err).split()[0].replace("_", "-")
-    return UsageError(f"--{name}: {err}")
+def _one_line(err: Exception | str) -> str:
+    return " ".join(str(err).split())
+
+
+def _usage(err: ValueError, options: dict[str, str] | None = None) -> UsageError:
+    """A library ValueError ("name must ..." or "name: ...") as a UsageError naming the option
+    (--name, or `options[name]`). A UsageError, already naming its option, passes unchanged."""
+    if isinstance(err, UsageError):
+        return err
+    text = _one_line(err)
+    head, _, rest = text.partition(" ")
+    name = head.rstrip(":").lstrip("-")
+    option = (options or {}).get(name, "--" + name.replace("_", "-"))
+    return UsageError(f"{option}: {rest}" if head.endswith(":") else f"{option}: {text}")
 
 
 def parse_alphas(text: str) -> list[float]:
@@ -54,7 +63,7 @@ def parse_alphas(text: str) -> list[float]:
     return values
 
 
-def parse_order(text: str) -> tuple[int, int]:
+def parse_order(text: str, option: str = "--order") -> tuple[int, int]:
     """'64,24' -> (64, 24); '32' -> (32, 32)."""
     try:
         parts = [int(v) for v in text.split(",")]
@@ -63,7 +72,7 @@ def parse_order(text: str) -> tuple[int, int]:
     if len(parts) == 1:
         parts *= 2
     if len(parts) != 2 or min(parts) < 2:
-        raise UsageError(f"--order must be n or n_xi,n_y with integers >= 2, got {text!r}")
+        raise UsageError(f"{option} must be n or n_xi,n_y with integers >= 2, got {text!r}")
     return parts[0], parts[1]
 
 
@@ -84,18 +93,40 @@ def build_params(omega: float, sigma: float, lam: float, A: str) -> ModelParams:
         raise _usage(err) from None
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write text to path via a temporary file and a rename: never a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text + "\n")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp files are private; results are ordinary files
-    os.replace(tmp, path)
+def check_outputs(files: dict[str, list[Path]], dirs: dict[str, list[Path]]) -> None:
+    """UsageError naming the option unless every file (option -> paths) and directory can be
+    written; nothing is created."""
+    try:
+        for option, paths in dirs.items():
+            for path in paths:
+                check_output_dir(path, option)
+        for option, paths in files.items():
+            for path in paths:
+                check_output_file(path, option)
+    except ValueError as err:
+        raise _usage(err) from None
 
 
-def _fail(err: Exception) -> None:
-    typer.secho(f"error: {err}", err=True, fg=typer.colors.RED)
-    raise typer.Exit(code=2)
+def figure_files(path: Path, option: str = "--plot") -> list[Path]:
+    """The files a figure at `path` is written to (the image and its PDF twin), after checking
+    that matplotlib can write the format `path` names."""
+    from matplotlib.figure import Figure
+
+    formats = Figure().canvas.get_supported_filetypes()
+    suffix = path.suffix.lstrip(".").lower()
+    if suffix not in formats:
+        raise UsageError(
+            f"{option}: cannot tell the image format of {path} (end it in .png, .pdf, .svg, ...)"
+        )
+    return [path, path.with_suffix(".pdf")]
+
+
+def _fail(err: Exception | str, code: int = 2) -> NoReturn:
+    """Print one line `error: ...` on stderr and exit (2: bad input)."""
+    typer.secho(f"error: {_one_line(err)}", err=True, fg=typer.colors.RED)
+    raise typer.Exit(code=code)
+
+
+def _plot_failed(err: Exception, option: str = "--plot") -> NoReturn:
+    """A figure could not be written after the results were printed: say so, exit 1."""
+    _fail(f"{option}: the results above are complete, but the figure failed: {err}", code=1)

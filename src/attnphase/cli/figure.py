@@ -6,16 +6,13 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
-from ..params import ModelParams
-from ..tables import render, to_frame
-from ..theory import DEFAULT_ORDER
+from ..tables import render
 from .app import app
-from .common import UsageError, _fail, write_atomic
+from .common import UsageError, _fail, _usage, check_outputs, figure_files
 from .histogram import HISTOGRAM_COLUMNS
-from .theory import THEORY_COLUMNS, run_theory
+from .theory import THEORY_COLUMNS
 
 
 @app.command()
@@ -30,18 +27,37 @@ def figure(
     """Draw one of the paper's figures (its simulations resume from the stores in --out)."""
     from ..figures import FIGURES, MAKERS
 
-    if name not in FIGURES:
-        _fail(UsageError(f"NAME must be one of {FIGURES}, got {name!r}"))
-    if workers < 1:
-        _fail(UsageError(f"--workers must be >= 1, got {workers}"))
+    try:
+        if name not in FIGURES:
+            raise UsageError(f"NAME must be one of {FIGURES}, got {name!r}")
+        if workers < 1:
+            raise UsageError(f"--workers must be >= 1, got {workers}")
+        stem = out / name.replace("-", "_")
+        check_outputs({"--out": figure_files(stem.with_suffix(".png"), "--out")}, {"--out": [out]})
+    except UsageError as err:
+        _fail(err)
     MAKERS[name](out, quick=not full, workers=workers)
     typer.echo(f"wrote {out / name.replace('-', '_')}.png and .pdf")
+
+
+TABLE_COLUMNS = {
+    "theory": THEORY_COLUMNS,
+    "transitions": [
+        "omega",
+        "alpha_c",
+        "alpha_c_err",
+        "alpha_l",
+        "alpha_l_err",
+        "spinodal_semantic",
+    ],
+    "histogram": HISTOGRAM_COLUMNS,
+}
 
 
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option(help="output directory")] = Path("results"),
-    num: Annotated[int, typer.Option(help="number of alpha points in [0.1, 2]")] = 20,
+    num: Annotated[int, typer.Option(help="number of alpha points in [0.1, 2] (>= 2)")] = 20,
     full: Annotated[bool, typer.Option(help="paper-sized figures (much longer)")] = False,
 ) -> None:
     """The paper in one command: learning curves of both branches for alpha in [0.1, 2]
@@ -50,44 +66,25 @@ def demo(
     lines (fig3.png), and the histogram task in its quick mode (histogram.csv,
     histogram_attention.png, histogram_training.png). --full: 10 omegas, a 10 x 10 diagram at
     d=500 and the 10-run histogram comparison (hours)."""
-    from ..figures import make_fig3, transition_lines
-    from ..plots import learning_curves
+    from ..demo import check_demo, run_demo
+    from ..histogram import CheckpointError
 
-    p = ModelParams()
-    alphas = list(np.linspace(0.1, 2.0, num))
-    records = run_theory(
-        alphas, p, ["semantic", "positional"], DEFAULT_ORDER, progress=sys.stderr.isatty()
-    )
-    df = to_frame(records)
-    write_atomic(out / "theory.csv", df.to_csv(index=False).rstrip("\n"))
-    learning_curves(df, out / "fig2_theory.png")
-    typer.echo(render(records, "table", THEORY_COLUMNS))
-    omegas = [float(w) for w in np.linspace(0.1, 0.5, 3 if not full else 10)]
-    lines = transition_lines(omegas, p, quick=not full)
-    write_atomic(out / "transitions.csv", lines.to_csv(index=False).rstrip("\n"))
-    typer.echo(
-        render(
-            lines.to_dict("records"),
-            "table",
-            ["omega", "alpha_c", "alpha_c_err", "alpha_l", "alpha_l_err", "spinodal_semantic"],
-        )
-    )
-    make_fig3(out, quick=not full, lines=lines)
-    _demo_histogram(out, full)
+    try:
+        check_demo(out, num)
+    except ValueError as err:
+        _fail(_usage(err))
+
+    def show(name: str, table) -> None:
+        columns = [c for c in TABLE_COLUMNS[name] if c in table]
+        typer.echo(render(table.to_dict("records"), "table", columns))
+
+    try:
+        run_demo(out, full=full, num=num, progress=sys.stderr.isatty(), report=show)
+    except CheckpointError as err:
+        _fail(err)
+    except OSError as err:
+        _fail(f"--out: the tables above are complete, but writing the rest failed: {err}", code=1)
     typer.echo(
         f"wrote theory.csv, fig2_theory.png, transitions.csv, fig3.png/.pdf, histogram.csv, "
         f"histogram_attention.png, histogram_training.png in {out}"
     )
-
-
-def _demo_histogram(out: Path, full: bool) -> None:
-    from ..histogram import HistogramConfig, run_histogram
-    from ..histogram.figures import attention_figure, training_figure
-
-    cfg = HistogramConfig() if full else HistogramConfig.quick()
-    result = run_histogram(cfg, out / "histogram-checkpoints", progress=sys.stderr.isatty())
-    records = result.summaries()
-    write_atomic(out / "histogram.csv", to_frame(records).to_csv(index=False).rstrip("\n"))
-    attention_figure(result, out / "histogram_attention.png")
-    training_figure(result, out / "histogram_training.png")
-    typer.echo(render(records, "table", HISTOGRAM_COLUMNS))

@@ -11,7 +11,7 @@ import typer
 
 from ..tables import FORMATS, render
 from .app import app
-from .common import FormatOpt, UsageError, _fail, _usage
+from .common import FormatOpt, UsageError, _fail, _plot_failed, _usage, check_outputs
 
 HISTOGRAM_COLUMNS = [
     "model",
@@ -65,9 +65,10 @@ def histogram(
 
             if not torch.cuda.is_available():
                 raise UsageError("--device cuda: CUDA is not available on this machine")
-        for name, path in (("--checkpoint", checkpoint), ("--plot", plot)):
-            if path is not None and path.exists() and not path.is_dir():
-                raise UsageError(f"{name} must be a directory, {path} is a file")
+        dirs = {"--checkpoint": [checkpoint]}
+        if plot is not None:
+            dirs["--plot"] = [plot]
+        check_outputs({"--plot": _figure_files(plot)} if plot else {}, dirs)
         try:
             cfg = config_from(
                 quick,
@@ -89,9 +90,17 @@ def histogram(
         result = run_histogram(cfg, checkpoint, device, progress=sys.stderr.isatty())
     except (UsageError, CheckpointError, FloatingPointError) as err:
         _fail(err)
+    typer.echo(render(result.summaries(), format, HISTOGRAM_COLUMNS))
     if plot is not None:
         from ..histogram.figures import attention_figure, training_figure
 
-        attention_figure(result, plot / "histogram_attention.png")
-        training_figure(result, plot / "histogram_training.png")
-    typer.echo(render(result.summaries(), format, HISTOGRAM_COLUMNS))
+        try:
+            attention_figure(result, plot / "histogram_attention.png")
+            training_figure(result, plot / "histogram_training.png")
+        except (OSError, ValueError) as err:
+            _plot_failed(err)
+
+
+def _figure_files(plot: Path) -> list[Path]:
+    names = ("histogram_attention", "histogram_training")
+    return [plot / f"{name}.{ext}" for name in names for ext in ("png", "pdf")]

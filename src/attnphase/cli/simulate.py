@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..tables import FORMATS, render, to_frame
-from ..theory import DEFAULT_ORDER
+from ..theory import DEFAULT_ORDER, branch_curves
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -21,11 +21,13 @@ from .common import (
     SigmaOpt,
     UsageError,
     _fail,
+    _plot_failed,
     _usage,
     build_params,
+    check_outputs,
+    figure_files,
     parse_alphas,
 )
-from .theory import run_theory
 
 SIM_COLUMNS = [
     "alpha",
@@ -39,42 +41,8 @@ SIM_COLUMNS = [
     "linear_test_error",
     "converged",
     "steps",
-    "seconds",
+    "batch_seconds",
 ]
-
-
-def _simulate_group(args: tuple) -> list[dict]:
-    """One (alpha, init) group over all seeds, in a worker process with its own thread count."""
-    import torch
-
-    from ..sim import SimConfig, simulate
-
-    cfg_kwargs, seeds, threads = args
-    torch.set_num_threads(threads)
-    return [r.as_dict() for r in simulate(SimConfig(**cfg_kwargs), seeds)]
-
-
-def run_simulations(groups: list[dict], seeds: list[int], workers: int, threads: int) -> list[dict]:
-    """Run the groups (in parallel processes when workers > 1), with a progress bar."""
-    from tqdm.auto import tqdm
-
-    jobs = [(g, seeds, threads) for g in groups]
-    bar = tqdm(total=len(jobs), desc="simulate", unit="point", disable=not sys.stderr.isatty())
-    results: list[list[dict]] = []
-    if workers <= 1:
-        for job in jobs:
-            results.append(_simulate_group(job))
-            bar.update()
-    else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-            for res in pool.map(_simulate_group, jobs):
-                results.append(res)
-                bar.update()
-    bar.close()
-    return [rec for group in results for rec in group]
 
 
 @app.command()
@@ -89,34 +57,37 @@ def simulate(
     init: Annotated[
         str, typer.Option(help="comma list of semantic,positional,random")
     ] = "semantic,positional",
-    seeds: Annotated[int, typer.Option(help="number of seeds (teacher, data, test, start)")] = 5,
+    seeds: Annotated[
+        int,
+        typer.Option(help="number of seeds: runs seeds 0..N-1 (each: teacher, data, test, start)"),
+    ] = 5,
     optimizer: Annotated[str, typer.Option(help="gd|adam|lbfgs")] = "lbfgs",
     lr: Annotated[float | None, typer.Option(help="learning rate (default per optimizer)")] = None,
     steps: Annotated[int | None, typer.Option(help="maximum steps (default 5000)")] = None,
     n_test: Annotated[int, typer.Option(help="test-set size")] = 10_000,
     dtype: Annotated[str, typer.Option(help="float64|float32")] = "float64",
-    workers: Annotated[int, typer.Option(help="parallel processes")] = 1,
-    threads: Annotated[int, typer.Option(help="torch threads per process")] = 1,
+    workers: Annotated[int, typer.Option(help="parallel processes (one (alpha, init) each)")] = 1,
+    threads: Annotated[int, typer.Option(help="torch threads per process (>= 1)")] = 1,
     format: FormatOpt = "table",
     plot: Annotated[Path | None, typer.Option(help="overlay on the theory curves (Fig. 2)")] = None,
 ) -> None:
     """Train the finite-d model (THEORY.md §1) and report one row per (alpha, init, seed)."""
-    from ..sim import SimConfig
+    from ..sim import SimConfig, run_grid
 
     try:
         alphas = parse_alphas(alpha)
         p = build_params(omega, sigma, lam, A)
         inits = [s.strip() for s in init.split(",") if s.strip()]
+        if not inits:
+            raise UsageError(f"--init must name at least one start, got {init!r}")
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
-        if seeds < 1:
-            raise UsageError(f"--seeds must be >= 1, got {seeds}")
-        if workers < 1 or threads < 1:
-            raise UsageError("--workers and --threads must be >= 1")
-        groups = []
-        for a in alphas:
-            for i in inits:
-                kw = dict(
+        for name, value in (("--seeds", seeds), ("--workers", workers), ("--threads", threads)):
+            if value < 1:
+                raise UsageError(f"{name} must be >= 1, got {value}")
+        try:
+            configs = [
+                SimConfig(
                     d=d,
                     alpha=a,
                     omega=p.omega,
@@ -131,19 +102,23 @@ def simulate(
                     n_test=n_test,
                     dtype=dtype,
                 )
-                try:
-                    SimConfig(**kw)
-                except ValueError as err:
-                    raise _usage(err) from None
-                groups.append(kw)
+                for a in alphas
+                for i in inits
+            ]
+        except ValueError as err:
+            raise _usage(err, {"n": "--alpha/--d"}) from None
+        if plot is not None:
+            check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         _fail(err)
-    records = run_simulations(groups, list(range(seeds)), workers, threads)
+    results = run_grid(configs, range(seeds), workers, threads, progress=sys.stderr.isatty())
+    records = [r.as_dict() for r in results]
+    typer.echo(render(records, format, SIM_COLUMNS))
     if plot is not None:
         from ..plots import simulation_overlay
 
-        theory = run_theory(
-            sorted(set(alphas)), p, ["semantic", "positional"], DEFAULT_ORDER, progress=False
-        )
-        simulation_overlay(to_frame(theory), to_frame(records), plot)
-    typer.echo(render(records, format, SIM_COLUMNS))
+        theory = branch_curves(sorted(set(alphas)), p, ["semantic", "positional"], DEFAULT_ORDER)
+        try:
+            simulation_overlay(to_frame([r.as_dict() for r in theory]), to_frame(records), plot)
+        except (OSError, ValueError) as err:
+            _plot_failed(err)

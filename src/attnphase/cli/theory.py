@@ -9,7 +9,6 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from ..params import ModelParams
 from ..tables import FORMATS, render, to_frame
 from ..theory import BRANCHES, DEFAULT_ORDER, branch_curves
 from .app import app
@@ -23,7 +22,10 @@ from .common import (
     SigmaOpt,
     UsageError,
     _fail,
+    _plot_failed,
     build_params,
+    check_outputs,
+    figure_files,
     parse_alphas,
     parse_order,
 )
@@ -42,16 +44,6 @@ THEORY_COLUMNS = [
     "converged",
     "iterations",
 ]
-
-
-def run_theory(
-    alphas: list[float],
-    p: ModelParams,
-    branches: list[str],
-    order: tuple[int, int],
-    progress: bool = False,
-) -> list[dict]:
-    return [r.as_dict() for r in branch_curves(alphas, p, branches, order, progress)]
 
 
 @app.command()
@@ -77,15 +69,21 @@ def theory(
             raise UsageError(f"--branch must be one of {BRANCHES + ('all',)}, got {branch!r}")
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        if plot is not None:
+            check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         _fail(err)
     branches = list(BRANCHES) if branch == "all" else [branch]
-    records = run_theory(alphas, p, branches, orders, progress=sys.stderr.isatty())
+    curves = branch_curves(alphas, p, branches, orders, progress=sys.stderr.isatty())
+    records = [r.as_dict() for r in curves]
+    typer.echo(render(records, format, THEORY_COLUMNS))
     if plot is not None:
         from ..plots import learning_curves
 
-        learning_curves(to_frame(records), plot)
-    typer.echo(render(records, format, THEORY_COLUMNS))
+        try:
+            learning_curves(to_frame(records), plot)
+        except (OSError, ValueError) as err:
+            _plot_failed(err)
 
 
 @app.command()
@@ -111,7 +109,7 @@ def transition(
 
     try:
         p = build_params(omega, sigma, lam, A)
-        orders = parse_order(order), parse_order(check_order)
+        orders = parse_order(order), parse_order(check_order, "--check-order")
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         if not 0 < alpha_min < alpha_max or not np.isfinite(alpha_max):

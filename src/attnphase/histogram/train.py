@@ -5,8 +5,6 @@ and atomic per-epoch checkpoints so an interrupted run resumes where it stopped.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -14,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from ..io import atomic_output
 from ..params import check_positive
 from .data import HistogramData, seed_for
 from .model import StackedTransformer
@@ -107,20 +106,6 @@ def evaluate(
     return (loss / total).cpu(), (correct / total).cpu()
 
 
-def _save_atomic(obj: dict, path: Path) -> None:
-    """Write to a private temporary file in the same directory, flush to disk, rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 class CheckpointError(ValueError):
     """A checkpoint file that is unreadable or belongs to a different configuration."""
 
@@ -130,8 +115,11 @@ def _load_checkpoint(path: Path, fingerprint: dict) -> dict | None:
         return None
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises several types on corrupt files
-        raise CheckpointError(f"checkpoint {path} is unreadable ({err}); delete it") from None
+    except Exception as err:  # torch raises several types; its advice (unsafe loading) is not ours
+        raise CheckpointError(
+            f"checkpoint {path} is not a readable attnphase checkpoint "
+            f"({type(err).__name__}); delete it or use another checkpoint directory"
+        ) from None
     if not isinstance(state, dict) or state.get("fingerprint") != fingerprint:
         raise CheckpointError(
             f"checkpoint {path} was written by a different configuration; delete it or use "
@@ -192,15 +180,14 @@ def train(
         hist.val_accuracy.append(val_acc.tolist())
         hist.seconds += time.perf_counter() - t0
         if checkpoint is not None:
-            _save_atomic(
-                {
-                    "fingerprint": fingerprint,
-                    "model": model.state_dict(),
-                    "optimizer": opt.state_dict(),
-                    "history": asdict(hist),
-                },
-                checkpoint,
-            )
+            state = {
+                "fingerprint": fingerprint,
+                "model": model.state_dict(),
+                "optimizer": opt.state_dict(),
+                "history": asdict(hist),
+            }
+            with atomic_output(checkpoint) as tmp:
+                torch.save(state, tmp)
         if on_epoch is not None:
             on_epoch(hist.epochs, hist)
     return hist

@@ -1,6 +1,7 @@
 """Finite-d simulations of tied low-rank dot-product attention (PyTorch), THEORY.md §1."""
 
 from .data import default_positions, generator, targets
+from .grid import run_grid, torch_threads
 from .linear import fit_linear, linear_risk, train_linear
 from .models import attention_map, attention_maps, attention_output, naive_risk
 from .risk import StructuredRisk
@@ -26,7 +27,9 @@ __all__ = [
     "minimise",
     "naive_risk",
     "pick_device",
+    "run_grid",
     "simulate",
     "targets",
+    "torch_threads",
     "train_linear",
 ]

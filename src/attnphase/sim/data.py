@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
 
 import torch
 
@@ -38,27 +37,10 @@ def default_positions(L: int, d: int, dtype: torch.dtype, device: torch.device) 
     )
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One batch of B independent problems sharing (d, L, omega, sigma, A, positions)."""
-
-    x_pos: torch.Tensor  # training inputs x + p, [B, n, L, d]
-    x: torch.Tensor  # training tokens, [B, n, L, d]
-    y: torch.Tensor  # training targets T(x Q*/sqrt d) x, [B, n, L, d]
-    teacher: torch.Tensor  # Q*, [B, d, t]
-    positions: torch.Tensor  # p, [L, d]
-    omega: float
-    sigma: float
-    A: torch.Tensor  # [L, L]
-
-    @property
-    def d(self) -> int:
-        return self.x.shape[-1]
-
-
 def sample_tokens(
     n: int, L: int, d: int, sigma: float, gen: torch.Generator, dtype, device
 ) -> torch.Tensor:
+    """n samples of L tokens with i.i.d. N(0, sigma^2) entries, [n, L, d]."""
     return sigma * torch.randn(n, L, d, generator=gen, dtype=dtype, device=device)
 
 

@@ -19,6 +19,8 @@ import torch
 
 from ..params import (
     STANDARD_A,
+    check_finite,
+    check_int,
     check_nonnegative,
     check_positive,
     check_unit_interval,
@@ -75,8 +77,7 @@ class SimConfig:
     positions: object = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if int(self.d) != self.d or self.d < 1:
-            raise ValueError(f"d must be an integer >= 1, got {self.d!r}")
+        check_int("d", self.d)
         check_positive("alpha", self.alpha)
         if self.n < 1:
             raise ValueError(f"n = round(alpha d) must be >= 1, got alpha={self.alpha}, d={self.d}")
@@ -89,11 +90,13 @@ class SimConfig:
         if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1 or not np.isfinite(A).all():
             raise ValueError(f"A must be a finite square L x L matrix, got {self.A!r}")
         for name in ("r", "t", "n_test"):
-            v = getattr(self, name)
-            if int(v) != v or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+            check_int(name, getattr(self, name))
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        if self.lr is not None:
+            check_positive("lr", self.lr)
+        if self.steps is not None:
+            check_int("steps", self.steps)
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {tuple(DTYPES)}, got {self.dtype!r}")
         if isinstance(self.init, str):
@@ -109,8 +112,16 @@ class SimConfig:
                 )
             if not np.isfinite(Q0).all():
                 raise ValueError("init matrix must be finite (found NaN or inf)")
+        check_finite("init_m", self.init_m)
         check_positive("init_scale", self.init_scale)
         check_positive("gtol", self.gtol)
+        if self.device != "auto":
+            try:
+                torch.device(self.device)
+            except (RuntimeError, TypeError):
+                raise ValueError(
+                    f"device must be 'auto' or a torch device name, got {self.device!r}"
+                ) from None
 
     @property
     def n(self) -> int:
@@ -129,7 +140,10 @@ class SimConfig:
 class SimResult:
     """Metrics of one run. test_error = eps_g on the test set (eq. 4); train_loss = R(Q)/d;
     train_loss_sum = R(Q); linear_test_error = eps_g of the exact ridge baseline. For r = t = 1
-    q, m, theta are numbers; otherwise nested lists (r x r, L x r, t x r)."""
+    q, m, theta are numbers; otherwise nested lists (r x r, L x r, t x r).
+    batch_seconds: wall time of the whole `simulate` call that produced this result (data,
+    training and test of all `batch_size` seeds, run together), so it is the same for every
+    seed of a batch; a per-seed time is not measured (GD and Adam train the seeds jointly)."""
 
     d: int
     n: int
@@ -150,7 +164,8 @@ class SimResult:
     converged: bool
     steps: int
     grad_rms: float
-    seconds: float
+    batch_seconds: float
+    batch_size: int
     status: str
 
     def as_dict(self) -> dict:
@@ -229,7 +244,7 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
     """Run `cfg` for each seed (teacher, data, test set and start all drawn from that seed),
     as one batch; returns one result per seed. A diverging run is reported with
     status "diverged", converged=False and NaN metrics (and a SimulationWarning)."""
-    seeds = [int(s) for s in seeds]
+    seeds = [check_int("seeds", s, minimum=0) for s in seeds]
     if not seeds:
         raise ValueError("seeds must not be empty")
     t0 = time.perf_counter()
@@ -282,11 +297,11 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
             f"{cfg.init_name} start, alpha={cfg.alpha}: {err}", SimulationWarning, stacklevel=2
         )
         nan = float("nan")
-        secs = (time.perf_counter() - t0) / len(seeds)
         failed = dict.fromkeys(_METRICS, nan) | {
             "converged": False,
             "steps": 0,
-            "seconds": secs,
+            "batch_seconds": time.perf_counter() - t0,
+            "batch_size": len(seeds),
             "status": f"diverged: {err}",
         }
         return [SimResult(**base, seed=s, **failed) for s in seeds]
@@ -294,7 +309,7 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
         R = risk(rep.Q)
     q, m, theta = _overlaps(rep.Q, teacher, positions, cfg.sigma)
     err_att, err_lin = _test_errors(cfg, teacher, rep.Q, Bmat, seeds, positions, A, dtype, device)
-    secs = (time.perf_counter() - t0) / len(seeds)
+    secs = time.perf_counter() - t0
     out = [
         SimResult(
             **base,
@@ -309,7 +324,8 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
             grad_rms=rep.grad_rms[b],
             converged=rep.converged[b],
             steps=rep.steps[b],
-            seconds=secs,
+            batch_seconds=secs,
+            batch_size=len(seeds),
             status="converged" if rep.converged[b] else "not converged (gradient above gtol)",
         )
         for b, s in enumerate(seeds)

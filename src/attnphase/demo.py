@@ -1,0 +1,96 @@
+"""The paper in one call (`attnphase demo`): learning curves of both branches, the transition
+lines, a small empirical phase diagram, and the histogram task, written under one directory.
+
+Each stage writes its table (CSV, atomically) before drawing its figure, and hands the table to
+`report` as soon as it exists, so a failing figure never loses a computed result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .io import check_output_dir, check_output_file, write_atomic
+from .params import ModelParams, check_int
+
+ALPHA_RANGE = (0.1, 2.0)
+TABLES = ("theory.csv", "transitions.csv", "histogram.csv")
+FIGURES = ("fig2_theory", "fig3", "histogram_attention", "histogram_training")
+CHECKPOINTS = "histogram-checkpoints"
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """The demo's tables: theory points (one row per branch and alpha), transition lines (one
+    row per omega) and the histogram summaries (one row per model)."""
+
+    theory: pd.DataFrame
+    transitions: pd.DataFrame
+    histogram: pd.DataFrame
+
+
+def output_files(out: str | Path) -> list[Path]:
+    """Every file the demo writes directly under `out` (sweep stores of fig3 aside)."""
+    out = Path(out)
+    figures = [out / f"{name}.{ext}" for name in FIGURES for ext in ("png", "pdf")]
+    return [out / name for name in TABLES] + figures
+
+
+def check_demo(out: str | Path, num: int) -> None:
+    """Raise ValueError naming the parameter unless `num` >= 2 alphas and every output location
+    under `out` can be written; creates nothing."""
+    check_int("num", num, minimum=2)
+    check_output_dir(out, "out")
+    check_output_dir(Path(out) / CHECKPOINTS, "out")
+    for path in output_files(out):
+        check_output_file(path, "out")
+
+
+def _write_table(df: pd.DataFrame, path: Path) -> None:
+    write_atomic(path, df.to_csv(index=False))
+
+
+def run_demo(
+    out: str | Path,
+    full: bool = False,
+    num: int = 20,
+    progress: bool = False,
+    report: Callable[[str, pd.DataFrame], None] | None = None,
+) -> DemoResult:
+    """Quick (default) or paper-sized (`full`) demo into `out`; `report(name, table)` is called
+    with "theory", "transitions" and "histogram" as each table is written."""
+    from .figures import grid, make_fig3, transition_lines
+    from .histogram import HistogramConfig, run_histogram
+    from .histogram.figures import attention_figure, training_figure
+    from .plots import learning_curves
+    from .theory import DEFAULT_ORDER, branch_curves
+
+    check_demo(out, num)
+    out = Path(out)
+    announce = report or (lambda name, table: None)
+    p = ModelParams()
+
+    curves = branch_curves(
+        grid(*ALPHA_RANGE, num), p, ["semantic", "positional"], DEFAULT_ORDER, progress
+    )
+    theory = pd.DataFrame([r.as_dict() for r in curves])
+    _write_table(theory, out / "theory.csv")
+    announce("theory", theory)
+    learning_curves(theory, out / "fig2_theory.png")
+
+    lines = transition_lines(grid(0.1, 0.5, 10 if full else 3), p, quick=not full)
+    _write_table(lines, out / "transitions.csv")
+    announce("transitions", lines)
+    make_fig3(out, quick=not full, lines=lines)
+
+    cfg = HistogramConfig() if full else HistogramConfig.quick()
+    result = run_histogram(cfg, out / CHECKPOINTS, progress=progress)
+    histogram = pd.DataFrame(result.summaries())
+    _write_table(histogram, out / "histogram.csv")
+    announce("histogram", histogram)
+    attention_figure(result, out / "histogram_attention.png")
+    training_figure(result, out / "histogram_training.png")
+    return DemoResult(theory, lines, histogram)

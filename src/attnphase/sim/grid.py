@@ -1,0 +1,104 @@
+"""A grid of simulation configurations, each run for the same seeds, serially or in a pool of
+worker processes.
+
+Thread counts are set only where the work runs: each worker process sets its own torch thread
+count once at start-up, and the serial path sets it for the duration of the call and restores
+the caller's count afterwards. Workers exit on their own when the process that started them
+dies (even by SIGKILL), so an interrupted grid never leaves idle processes behind.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+
+import torch
+
+from ..params import check_int
+from .run import SimConfig, SimResult, simulate
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """torch uses n intra-op threads inside the block; the previous count is restored after."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _exit_with_parent(parent: int, poll: float = 0.5) -> None:
+    while True:
+        if os.getppid() != parent:
+            os._exit(1)
+        time.sleep(poll)
+
+
+def _worker_init(threads: int, parent: int) -> None:
+    """Start-up of a worker process: its own thread count, and a watchdog on its parent."""
+    torch.set_num_threads(threads)
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+
+
+def _run_one(job: tuple[SimConfig, list[int]]) -> list[SimResult]:
+    cfg, seeds = job
+    return simulate(cfg, seeds)
+
+
+def check_grid(configs: Sequence[SimConfig], seeds: Sequence[int], workers: int, threads: int):
+    """Raise ValueError naming the parameter on a bad grid, before anything runs."""
+    for cfg in configs:
+        if not isinstance(cfg, SimConfig):
+            raise ValueError(f"configs must be SimConfig instances, got {type(cfg).__name__}")
+    if len(seeds) == 0:
+        raise ValueError("seeds must not be empty")
+    for s in seeds:
+        check_int("seeds", s, minimum=0)  # as in simulate
+    check_int("workers", workers)
+    check_int("threads", threads)
+
+
+def run_grid(
+    configs: Sequence[SimConfig],
+    seeds: Sequence[int] = (0,),
+    workers: int = 1,
+    threads: int = 1,
+    progress: bool = False,
+) -> list[SimResult]:
+    """`simulate(cfg, seeds)` for every configuration (one batch of seeds per configuration);
+    results in configuration order, seeds within. workers > 1: that many spawned processes with
+    `threads` torch threads each; otherwise in this process with `threads` threads."""
+    configs, seeds = list(configs), list(seeds)
+    check_grid(configs, seeds, workers, threads)
+    seeds = [int(s) for s in seeds]
+    from tqdm.auto import tqdm
+
+    jobs = [(cfg, seeds) for cfg in configs]
+    results: list[SimResult] = []
+    with tqdm(total=len(jobs), desc="simulate", unit="point", disable=not progress) as bar:
+        if workers == 1 or len(jobs) <= 1:
+            with torch_threads(threads):
+                for job in jobs:
+                    results += _run_one(job)
+                    bar.update()
+            return results
+        pool = ProcessPoolExecutor(
+            min(workers, len(jobs)),
+            mp_context=mp.get_context("spawn"),
+            initializer=_worker_init,
+            initargs=(threads, os.getpid()),
+        )
+        try:
+            for res in pool.map(_run_one, jobs):
+                results += res
+                bar.update()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return results

@@ -1,4 +1,5 @@
-"""Shared fixtures: the authors' reference tables and the learning curves at their alphas."""
+"""Shared fixtures: the authors' reference tables (vendored in tests/data, see its README) and the
+learning curves at their alphas."""
 
 from pathlib import Path
 
@@ -7,17 +8,14 @@ import pytest
 
 from attnphase import ModelParams, learning_curve
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-REFERENCE = SHARED / "reference"
-# Order used in the test suite; the README's convergence table gives its accuracy.
+DATA = Path(__file__).resolve().parent / "data"
+# Order used in the test suite; benchmarks/reference_deviation.py measures its accuracy.
 TEST_ORDER = (32, 12)
 
 
 def reference_table(branch: str) -> pd.DataFrame:
-    path = REFERENCE / f"theory_{branch}_omega0.3_sigma0.5_lambda0.01.csv"
-    if not path.exists():
-        pytest.skip(f"reference table {path} not found (../shared beside the checkout)")
-    return pd.read_csv(path, index_col=0)
+    """The authors' fixed points on one branch; a missing file is an error, never a skip."""
+    return pd.read_csv(DATA / f"theory_{branch}_omega0.3_sigma0.5_lambda0.01.csv", index_col=0)
 
 
 @pytest.fixture(scope="session")

@@ -4,8 +4,9 @@ branch stops existing along its continuation).
 
 Each branch is followed along a grid of alpha (`learning_curve`); sign changes on the grid
 bracket the roots, which scipy's brentq refines with solves warm-started from the nearest grid
-point on the branch. The error estimate is the change of each root between two quadrature
-orders.
+point on the branch. Where a re-solve inside a bracket leaves the branch, the root is the linear
+interpolation of the bracketing grid values instead, flagged in the result. The error estimate
+is the change of each root between two quadrature orders, plus the interpolation's error bound.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ class Transitions:
 
     spinodal_semantic: smallest alpha where the semantic branch exists (bisection to 1/64 of the
     grid step); spinodal_positional: largest alpha where the positional branch exists.
+
+    alpha_c_interpolated / alpha_l_interpolated: the root at `order` or at `check_order` is a
+    linear interpolation between grid points (Brent's refinement could not solve the branch
+    inside the bracket). Its error bound b, the distance to the far end of its bracket, is then
+    part of the error: err = |root - root_check| + 2 b + b_check (b bounds the reported root's
+    distance from its order's root; b + b_check bound the error of the order difference).
     """
 
     omega: float
@@ -51,6 +58,8 @@ class Transitions:
     alpha_c_err: float
     alpha_l: float
     alpha_l_err: float
+    alpha_c_interpolated: bool
+    alpha_l_interpolated: bool
     spinodal_semantic: float
     spinodal_positional: float
     alpha_min: float
@@ -80,13 +89,15 @@ def refine_root(fn: Callable[[float], float], lo: float, hi: float, xtol: float 
     return float(brentq(fn, lo, hi, xtol=xtol))
 
 
-def _refine_or_interpolate(fn, lo, hi, f_lo, f_hi) -> float:
-    """Brent's root, or, where fn cannot be evaluated inside the bracket (a re-solve left the
-    branch), the linear interpolation of the bracketing grid values."""
+def _refine_or_interpolate(fn, lo, hi, f_lo, f_hi) -> tuple[float, float]:
+    """(root, error bound): Brent's root with bound 0, or, where fn cannot be evaluated inside
+    the bracket (a re-solve left the branch), the linear interpolation x of the bracketing grid
+    values with bound max(x - lo, hi - x): the root lies somewhere in the bracket."""
     try:
-        return refine_root(fn, lo, hi)
+        return refine_root(fn, lo, hi), 0.0
     except ValueError:
-        return lo - f_lo * (hi - lo) / (f_hi - f_lo)
+        x = lo - f_lo * (hi - lo) / (f_hi - f_lo)
+        return float(x), float(max(x - lo, hi - x))
 
 
 def _on(res: TheoryResult, branch: str) -> bool:
@@ -143,7 +154,9 @@ def _global_minimum(sem: TheoryResult, pos: TheoryResult) -> TheoryResult | None
     return min(cands, key=lambda r: r.train_loss, default=None)
 
 
-def _roots(alphas, p, sem, pos, order) -> tuple[float, float]:
+def _roots(alphas, p, sem, pos, order) -> tuple[float, float, float, float]:
+    """(alpha_c, alpha_l, interpolation bound of alpha_c, of alpha_l); bounds are 0 for refined
+    roots (and NaN roots)."""
     eps_lin = sem[0].linear_test_error
 
     def loss_gap(a):
@@ -166,27 +179,33 @@ def _roots(alphas, p, sem, pos, order) -> tuple[float, float]:
         best = _global_minimum(s, q)
         lin.append(best.test_error - eps_lin if best is not None else math.nan)
     alpha_c = alpha_l = float("nan")
+    bound_c = bound_l = 0.0
     brackets = bracket_sign_changes(alphas, gaps)
     if brackets:
         i, j = brackets[0]
-        alpha_c = _refine_or_interpolate(loss_gap, alphas[i], alphas[j], gaps[i], gaps[j])
+        alpha_c, bound_c = _refine_or_interpolate(loss_gap, alphas[i], alphas[j], gaps[i], gaps[j])
     # alpha_l: the first crossing of eps_lin by the global minimum's eps_g, which can also jump
     # across eps_lin at alpha_c: a bracket that holds that jump is not a root
     for i, j in bracket_sign_changes(alphas, lin):
         if math.isfinite(alpha_c) and alphas[i] <= alpha_c <= alphas[j]:
             lo, hi = lin_gap(alphas[i]), lin_gap(alpha_c - 1e-6)
             if lo * hi < 0:
-                alpha_l = _refine_or_interpolate(lin_gap, alphas[i], alpha_c - 1e-6, lo, hi)
+                alpha_l, bound_l = _refine_or_interpolate(
+                    lin_gap, alphas[i], alpha_c - 1e-6, lo, hi
+                )
             else:
                 lo, hi = lin_gap(alpha_c + 1e-6), lin_gap(alphas[j])
                 if lo * hi < 0:
-                    alpha_l = _refine_or_interpolate(lin_gap, alpha_c + 1e-6, alphas[j], lo, hi)
+                    alpha_l, bound_l = _refine_or_interpolate(
+                        lin_gap, alpha_c + 1e-6, alphas[j], lo, hi
+                    )
                 else:
-                    alpha_l = alpha_c  # eps_g jumps across eps_lin at the first-order transition
+                    # eps_g jumps across eps_lin at the first-order transition
+                    alpha_l, bound_l = alpha_c, bound_c
         else:
-            alpha_l = _refine_or_interpolate(lin_gap, alphas[i], alphas[j], lin[i], lin[j])
+            alpha_l, bound_l = _refine_or_interpolate(lin_gap, alphas[i], alphas[j], lin[i], lin[j])
         break
-    return alpha_c, alpha_l
+    return alpha_c, alpha_l, bound_c, bound_l
 
 
 def find_transitions(
@@ -200,7 +219,8 @@ def find_transitions(
 ) -> Transitions:
     """alpha_c, alpha_l (THEORY.md §5) and the spinodals on [alpha_min, alpha_max].
 
-    The errors are |root(order) - root(check_order)|, the change between two quadrature orders.
+    The errors are |root(order) - root(check_order)|, the change between two quadrature orders,
+    plus the error bounds of roots that fell back to linear interpolation (`Transitions`).
     """
     p = params if params is not None else ModelParams()
     if not 0 < alpha_min < alpha_max:
@@ -216,8 +236,8 @@ def find_transitions(
         )
         for o in (order, check_order)
     }
-    ac, al = _roots(alphas, p, *scans[order], order)
-    ac2, al2 = _roots(alphas, p, *scans[check_order], check_order)
+    ac, al, bc, bl = _roots(alphas, p, *scans[order], order)
+    ac2, al2, bc2, bl2 = _roots(alphas, p, *scans[check_order], check_order)
     sem, pos = scans[order]
     ss = _spinodal(alphas, sem, "semantic", p, order, lower=True)
     sp = _spinodal(alphas, pos, "positional", p, order, lower=False)
@@ -226,9 +246,11 @@ def find_transitions(
         sigma=p.sigma,
         lam=p.lam,
         alpha_c=ac,
-        alpha_c_err=abs(ac - ac2),
+        alpha_c_err=abs(ac - ac2) + 2 * bc + bc2,
         alpha_l=al,
-        alpha_l_err=abs(al - al2),
+        alpha_l_err=abs(al - al2) + 2 * bl + bl2,
+        alpha_c_interpolated=bool(bc + bc2 > 0),
+        alpha_l_interpolated=bool(bl + bl2 > 0),
         spinodal_semantic=ss,
         spinodal_positional=sp,
         alpha_min=alpha_min,

@@ -54,39 +54,82 @@ def check_unit_interval(name: str, value: float) -> float:
     return x
 
 
-def as_matrix_2x2(A) -> tuple[tuple[float, float], tuple[float, float]]:
-    """A 2x2 matrix from nested sequences or 4 numbers (row-major); ValueError names A."""
-    arr = np.asarray(A, dtype=float) if not isinstance(A, str) else None
-    if (
-        arr is None
-        or arr.size != 4
-        or arr.ndim not in (1, 2)
-        or (arr.ndim == 2 and arr.shape != (2, 2))
-    ):
-        raise ValueError(f"A must be a 2x2 matrix (or 4 numbers a11,a12,a21,a22), got {A!r}")
+def as_square_matrix(name: str, value) -> tuple[tuple[float, ...], ...]:
+    """An L x L matrix (L >= 2) from nested sequences or L*L numbers (row-major), as tuples;
+    ValueError names the parameter."""
+    arr = None if isinstance(value, str) else np.asarray(value, dtype=float)
+    if arr is not None and arr.ndim == 1:
+        k = math.isqrt(arr.size)
+        arr = arr.reshape(k, k) if k * k == arr.size else None
+    if arr is None or arr.ndim != 2 or arr.shape[0] != arr.shape[1] or arr.shape[0] < 2:
+        raise ValueError(
+            f"{name} must be a square L x L matrix with L >= 2 (or L*L numbers row by row), "
+            f"got {value!r}"
+        )
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"A must have finite entries, got {A!r}")
-    a = arr.reshape(2, 2)
-    return (float(a[0, 0]), float(a[0, 1])), (float(a[1, 0]), float(a[1, 1]))
+        raise ValueError(f"{name} must have finite entries, got {value!r}")
+    return tuple(tuple(float(x) for x in row) for row in arr)
+
+
+def default_encodings(L: int) -> tuple[tuple[float], ...]:
+    """The simulations' positional encodings: K = 1, c_l evenly spaced from +1 to -1
+    (L = 2: C = (+1, -1)^T, the paper's p_1 = -p_2 = 1_d/sqrt(d))."""
+    return tuple((float(c),) for c in np.linspace(1.0, -1.0, L))
+
+
+def as_encodings(value, L: int) -> tuple[tuple[float, ...], ...]:
+    """Encoding coefficients C (L x K, 1 <= K <= L) from an L x K nested sequence or L numbers
+    (K = 1); ValueError names `encodings`."""
+    arr = None if isinstance(value, str) else np.asarray(value, dtype=float)
+    if arr is not None and arr.ndim == 1:
+        arr = arr[:, None]
+    if arr is None or arr.ndim != 2 or arr.shape[0] != L or not 1 <= arr.shape[1] <= L:
+        raise ValueError(
+            f"encodings must be L = {L} numbers (one per token) or an L x K matrix with "
+            f"1 <= K <= L, got {value!r}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"encodings must have finite entries, got {value!r}")
+    return tuple(tuple(float(x) for x in row) for row in arr)
 
 
 @dataclass(frozen=True)
 class ModelParams:
-    """Target mix omega in [0, 1], token std sigma > 0, ridge lam >= 0 and the 2x2 matrix A.
+    """The model of THEORY.md §1 and §7: target mix omega in [0, 1], token std sigma > 0,
+    ridge lam >= 0, the L x L positional target A (which fixes L), student rank r = `rank`,
+    teacher rank t = `teacher_rank`, and the positional-encoding coefficients C (L x K,
+    p_l = sum_k C_lk u_k; default `default_encodings(L)`).
 
-    The teacher's field variance is rho = sigma^2 (teacher entries N(0, 1), THEORY.md §1).
+    The teacher's field covariance is rho = sigma^2 I_t (teacher entries N(0, 1)).
     """
 
     omega: float = 0.3
     sigma: float = 0.5
     lam: float = 0.01
-    A: tuple[tuple[float, float], tuple[float, float]] = field(default=STANDARD_A)
+    A: tuple[tuple[float, ...], ...] = field(default=STANDARD_A)
+    rank: int = 1
+    teacher_rank: int = 1
+    encodings: tuple[tuple[float, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "omega", check_unit_interval("omega", self.omega))
         object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
         object.__setattr__(self, "lam", check_nonnegative("lam", self.lam))
-        object.__setattr__(self, "A", as_matrix_2x2(self.A))
+        object.__setattr__(self, "A", as_square_matrix("A", self.A))
+        object.__setattr__(self, "rank", check_int("rank", self.rank))
+        object.__setattr__(self, "teacher_rank", check_int("teacher_rank", self.teacher_rank))
+        enc = default_encodings(self.L) if self.encodings is None else self.encodings
+        object.__setattr__(self, "encodings", as_encodings(enc, self.L))
+
+    @property
+    def L(self) -> int:
+        """Sequence length (the size of A)."""
+        return len(self.A)
+
+    @property
+    def K(self) -> int:
+        """Number of encoding directions (columns of C)."""
+        return len(self.encodings[0])
 
     @property
     def rho(self) -> float:
@@ -95,3 +138,17 @@ class ModelParams:
     @property
     def A_array(self) -> np.ndarray:
         return np.asarray(self.A, dtype=float)
+
+    @property
+    def C_array(self) -> np.ndarray:
+        return np.asarray(self.encodings, dtype=float)
+
+    @property
+    def is_l2(self) -> bool:
+        """The paper's case that the exact L=2 engine solves: L = 2, r = t = 1, C = (+1, -1)."""
+        return (
+            self.L == 2
+            and self.rank == 1
+            and self.teacher_rank == 1
+            and self.encodings == ((1.0,), (-1.0,))
+        )

@@ -315,6 +315,16 @@ def _solve_with(
     return _result(alpha, p, branch, order, eps_lin, rep, rep.x, hats_, mom)
 
 
+def _check_l2(p: ModelParams) -> ModelParams:
+    if not p.is_l2:
+        raise ValueError(
+            "the exact L=2 engine needs L = 2, rank = teacher_rank = 1 and encodings (+1, -1); "
+            f"got L={p.L}, rank={p.rank}, teacher_rank={p.teacher_rank}, "
+            f"encodings={p.encodings} (use the general engine)"
+        )
+    return p
+
+
 def _start_overlaps(init) -> tuple[eq.Overlaps, str]:
     if isinstance(init, str):
         if init not in INITIAL_OVERLAPS:
@@ -355,7 +365,7 @@ def solve(
     Non-convergence: converged=False and a NonConvergenceWarning, or ConvergenceError if strict.
     """
     alpha = check_positive("alpha", alpha)
-    p = params if params is not None else ModelParams()
+    p = _check_l2(params if params is not None else ModelParams())
     start, label = _start_overlaps(init)
     if branch is not None:
         if branch not in BRANCHES or isinstance(init, str):
@@ -436,7 +446,7 @@ def learning_curve(
     alist = [check_positive("alpha", a) for a in alphas]
     if not alist:
         raise ValueError("alphas must not be empty")
-    p = params if params is not None else ModelParams()
+    p = _check_l2(params if params is not None else ModelParams())
     ladder = _Ladder(_check_order(order))
     sequence = sorted(range(len(alist)), key=lambda i: alist[i], reverse=branch == "semantic")
     results: dict[int, TheoryResult] = {}

@@ -1,0 +1,131 @@
+"""Channel expectations of THEORY.md §7.1-§7.4 for any L, r, t by randomised quasi-Monte Carlo.
+
+The L(r+t) standard Gaussians (xi_l in R^r, y_l in R^t, l = 1..L) are taken at the points of one
+scrambled Sobol sequence (scipy.stats.qmc) mapped through the normal quantile, together with
+their antithetic images z -> -z. The points are fixed for the integrator's lifetime, so the map
+overlaps -> expectations is deterministic and a fixed-point solver can converge it; independent
+scramblings (seeds) give independent estimates, whose spread is the integration error.
+The global prox of every point is warm-started from its previous minimiser.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from scipy.stats import norm, qmc
+
+from .general_equations import GeneralMoments, MatrixOverlaps, sym_sqrt, teacher_covariance
+from .globalprox import global_prox
+
+PROBE = 64  # coarse-search points of the prox (THEORY.md §8.1; tests/test_globalprox.py)
+
+
+def gaussian_points(n: int, dim: int, seed: int) -> np.ndarray:
+    """n scrambled-Sobol points in R^dim mapped to N(0, I) (n a power of two is best), followed
+    by their antithetic images: shape (2n, dim)."""
+    u = qmc.Sobol(dim, scramble=True, seed=seed).random(n)
+    z = norm.ppf(np.clip(u, 1e-15, 1.0 - 1e-15))
+    return np.concatenate([z, -z])
+
+
+def attention(h: np.ndarray) -> np.ndarray:
+    """softmax_row(h h^T) for fields h of shape (n, L, r)."""
+    z = h @ np.swapaxes(h, -1, -2)
+    z = np.exp(z - z.max(-1, keepdims=True))
+    return z / z.sum(-1, keepdims=True)
+
+
+def target_matrix(hstar: np.ndarray, omega: float, A: np.ndarray) -> np.ndarray:
+    """T(h*) = (1 - omega) softmax_row(h* h*^T) + omega A for h* of shape (n, L, t)."""
+    return (1.0 - omega) * attention(hstar) + omega * A
+
+
+class GeneralChannel:
+    """Expectations over the fixed points of one scrambling, for L tokens, ranks r and t,
+    encodings C (L x K) and token variance sigma^2."""
+
+    def __init__(self, L: int, r: int, t: int, n: int, seed: int):
+        self.L, self.r, self.t = L, r, t
+        self.z = gaussian_points(n, L * (r + t), seed).reshape(-1, L, r + t)
+        self.xi = self.z[..., :r]
+        self.y = self.z[..., r:]
+        self._warm: np.ndarray | None = None
+
+    @property
+    def n_points(self) -> int:
+        return self.z.shape[0]
+
+    def reset(self) -> None:
+        """Forget the warm starts."""
+        self._warm = None
+
+    def fields(self, o: MatrixOverlaps, C: np.ndarray, sigma: float):
+        """Student fields w_l = (C M)_l + q^{1/2} xi_l and teacher fields
+        h*_l = theta q^{-1/2} xi_l + Gamma^{1/2} y_l (§7.1), rows of (n, L, r) and (n, L, t)."""
+        rho = sigma**2 * np.eye(self.t)
+        w = C @ o.M + self.xi @ sym_sqrt(o.q)
+        hstar = self.xi @ sym_sqrt(o.q, -0.5) @ o.theta.T
+        hstar = hstar + self.y @ sym_sqrt(teacher_covariance(o, rho))
+        return w, hstar
+
+    def _starts(self, w: np.ndarray, hstar: np.ndarray, o: MatrixOverlaps) -> np.ndarray:
+        """w, 0, the teacher-aligned points +-s a, 2 s a (a = h* mapped into student space
+        along theta's rows, or the first columns when theta = 0; s = sign(a . w)), the
+        shrunken 0.5 w, 0.25 w, and the previous minimisers (§7.6, tests/test_globalprox.py)."""
+        norms = np.linalg.norm(o.theta, axis=1, keepdims=True)
+        if np.all(norms > 0):
+            B = o.theta / norms
+        else:
+            B = np.eye(self.t, self.r)
+        a = hstar @ B
+        s = np.sign(np.einsum("nlr,nlr->n", a, w))[:, None, None]
+        starts = [w, np.zeros_like(w), s * a, -s * a, 2 * s * a, 0.5 * w, 0.25 * w]
+        if self._warm is not None:
+            starts.append(self._warm)
+        return np.stack(starts, 1)
+
+    def moments(
+        self,
+        o: MatrixOverlaps,
+        *,
+        C: np.ndarray,
+        sigma: float,
+        omega: float,
+        A: np.ndarray,
+    ) -> GeneralMoments:
+        """All expectations of §7.2-§7.4 at the overlaps o (averages over the points)."""
+        s2 = sigma**2
+        w, hstar = self.fields(o, C, sigma)
+        T = target_matrix(hstar, omega, A)
+        cst = 0.5 * s2 * (T * T).sum((-1, -2))
+        L = self.L
+        Vinv = np.linalg.inv(o.V)
+        res = global_prox(
+            torch.from_numpy(w),
+            torch.from_numpy(Vinv),
+            torch.from_numpy(s2 * np.eye(L)),
+            torch.from_numpy(s2 * T),
+            torch.from_numpy(cst),
+            torch.from_numpy(self._starts(w, hstar, o)),
+            probe=PROBE,
+        )
+        h = res.h.numpy()
+        env = res.envelope.numpy()
+        self._warm = h
+        f = (h - w) @ Vinv  # f_l = V^{-1}(h_hat_l - w_l), as rows
+        # Stein score of w_l: a_l = q^{-1/2} xi_l - q^{-1} theta^T Gamma^{-1/2} y_l
+        rho = s2 * np.eye(self.t)
+        gamma_isqrt = sym_sqrt(teacher_covariance(o, rho), -0.5)
+        score = self.xi @ sym_sqrt(o.q, -0.5) - self.y @ gamma_isqrt @ o.theta @ np.linalg.inv(o.q)
+        Mc = env - cst  # a function of h* alone integrates to zero against the score
+        n = self.n_points
+        return GeneralMoments(
+            ff=np.einsum("nlr,nls->rs", f, f) / n,
+            Ma=np.einsum("n,lk,nlr->kr", Mc, C, score) / n,
+            CF=np.einsum("lk,nlr->kr", C, f) / n,
+            yf=np.einsum("nlt,nlr->tr", self.y, f) / n,
+            fxi=np.einsum("nlr,nls->rs", f, self.xi) / n,
+            M=float(env.mean()),
+            ell_prox=float(0.5 * s2 * ((attention(h) - T) ** 2).sum((-1, -2)).mean()),
+            ell_free=float(0.5 * s2 * ((attention(w) - T) ** 2).sum((-1, -2)).mean()),
+        )

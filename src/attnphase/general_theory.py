@@ -1,0 +1,328 @@
+"""Fixed points of the general state evolution (THEORY.md §7) for any L, r, t and encodings.
+
+One scrambling of the quasi-Monte Carlo points gives a deterministic map
+overlaps -> hats -> overlaps (`general_equations`), iterated with the generic loop of
+`attnphase.fixedpoint` (damping weights the OLD iterate; Anderson acceleration). The fixed
+point is solved once per independent scrambling; the result reports the mean over them and,
+for every overlap and observable, the standard error of that mean (`<name>_err`), as THEORY.md
+§7.6 recommends (averaging many small-sample fixed points instead would bias the result).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import general_equations as ge
+from .fixedpoint import InadmissibleStep, iterate
+from .general_channel import GeneralChannel
+from .params import ModelParams, check_int, check_positive
+
+GENERAL_BRANCHES = ("semantic", "positional", "trivial", "mixed")
+DEFAULT_POINTS = 8192  # per scrambling, before the antithetic images
+DEFAULT_RANDOMISATIONS = 4
+COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
+
+
+def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
+    """Starting overlaps of each branch, the L=2 authors' values (THEORY.md §3) per column:
+    semantic: every column aligned with the teacher; positional: every column along the first
+    encoding direction; mixed (r >= 2): column 1 semantic, column 2 positional; trivial."""
+    r, t, K = p.rank, p.teacher_rank, p.K
+    q = 0.02 * np.eye(r)
+    M = np.zeros((K, r))
+    theta = np.zeros((t, r))
+    if branch == "semantic":
+        q = 0.5 * np.eye(r) + 0.4 * np.ones((r, r))
+        theta[0, :] = 0.35 * p.sigma**2 / 0.25 / np.sqrt(r)
+    elif branch == "positional":
+        M[0, :] = 0.2
+    elif branch == "mixed":
+        if r < 2:
+            raise ValueError(f"the mixed start needs rank >= 2, got rank={r}")
+        q = np.diag([0.9] + [0.02] * (r - 1))
+        theta[0, 0] = 0.35 * p.sigma**2 / 0.25
+        M[0, 1] = 0.2
+    elif branch != "trivial":
+        raise ValueError(f"branch must be one of {GENERAL_BRANCHES}, got {branch!r}")
+    return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=14.575 * np.eye(r))
+
+
+def pinned(branch: str) -> tuple[bool, bool]:
+    """(M, theta) held at zero on a branch. Both manifolds are invariant for any A: at M = 0
+    the law of the fields is symmetric under (xi, y) -> -(xi, y) and S(-h) = S(h); at theta = 0
+    under y -> -y (and the antithetic points keep the symmetry exact)."""
+    return {
+        "semantic": (True, False),
+        "positional": (False, True),
+        "trivial": (True, True),
+    }.get(branch, (False, False))
+
+
+class _Layout:
+    """Packing of MatrixOverlaps into one vector: q and V by their upper triangles."""
+
+    def __init__(self, r: int, K: int, t: int):
+        self.r, self.K, self.t = r, K, t
+        self.iu = np.triu_indices(r)
+
+    def pack(self, o: ge.MatrixOverlaps) -> np.ndarray:
+        return np.concatenate([o.q[self.iu], o.M.ravel(), o.theta.ravel(), o.V[self.iu]])
+
+    def _sym(self, v: np.ndarray) -> np.ndarray:
+        a = np.zeros((self.r, self.r))
+        a[self.iu] = v
+        return a + np.triu(a, 1).T
+
+    def unpack(self, x: np.ndarray) -> ge.MatrixOverlaps:
+        nq = len(self.iu[0])
+        KM, tT = self.K * self.r, self.t * self.r
+        return ge.MatrixOverlaps(
+            q=self._sym(x[:nq]),
+            M=x[nq : nq + KM].reshape(self.K, self.r),
+            theta=x[nq + KM : nq + KM + tT].reshape(self.t, self.r),
+            V=self._sym(x[nq + KM + tT :]),
+        )
+
+    def mask(self, pin_M: bool, pin_theta: bool) -> np.ndarray:
+        nq = len(self.iu[0])
+        keep = np.ones(2 * nq + (self.K + self.t) * self.r)
+        if pin_M:
+            keep[nq : nq + self.K * self.r] = 0.0
+        if pin_theta:
+            keep[nq + self.K * self.r : nq + (self.K + self.t) * self.r] = 0.0
+        return keep
+
+
+def admissible(o: ge.MatrixOverlaps, rho: np.ndarray) -> bool:
+    """q and V positive definite and Gamma = rho - theta q^-1 theta^T positive definite."""
+    try:
+        if np.linalg.eigvalsh(o.q)[0] <= 0 or np.linalg.eigvalsh(o.V)[0] <= 0:
+            return False
+        return bool(np.linalg.eigvalsh(ge.teacher_covariance(o, rho))[0] > 0)
+    except np.linalg.LinAlgError:
+        return False
+
+
+class GeneralMap:
+    """x -> pack(overlaps(hats(moments(unpack(x))))) at fixed alpha, pinned parts held at 0."""
+
+    def __init__(self, alpha: float, p: ModelParams, channel: GeneralChannel, keep: np.ndarray):
+        self.alpha, self.p, self.channel, self.keep = alpha, p, channel, keep
+        self.layout = _Layout(p.rank, p.K, p.teacher_rank)
+        self.rho = p.sigma**2 * np.eye(p.teacher_rank)
+
+    def admissible(self, x: np.ndarray) -> bool:
+        return admissible(self.layout.unpack(x), self.rho)
+
+    def evaluate(self, o: ge.MatrixOverlaps) -> tuple[ge.MatrixHats, ge.GeneralMoments]:
+        p = self.p
+        m = self.channel.moments(o, C=p.C_array, sigma=p.sigma, omega=p.omega, A=p.A_array)
+        return ge.hats(m, o, alpha=self.alpha, rho=self.rho), m
+
+    def step(self, x: np.ndarray):
+        o = self.layout.unpack(x)
+        if not admissible(o, self.rho):
+            raise InadmissibleStep("overlaps not admissible (q, V, Gamma must be pos. definite)")
+        h, m = self.evaluate(o)
+        try:
+            new = ge.overlaps(h, sigma=self.p.sigma, lam=self.p.lam, rho=self.rho)
+        except ArithmeticError as err:
+            raise InadmissibleStep(str(err)) from None
+        fx = self.layout.pack(new) * self.keep
+        if not np.all(np.isfinite(fx)):
+            raise InadmissibleStep("non-finite overlaps")
+        return fx, (h, m)
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The fixed point of one scrambling."""
+
+    overlaps: ge.MatrixOverlaps | None
+    hats: ge.MatrixHats | None
+    observables: dict[str, float]
+    converged: bool
+    iterations: int
+    residuals: tuple[float, ...]
+    status: str
+
+
+def _observables(o, h, m, alpha, p: ModelParams) -> dict[str, float]:
+    rho = p.sigma**2 * np.eye(p.teacher_rank)
+    phi = ge.free_entropy(o, h, m, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=rho)
+    return {
+        "test_error": ge.test_error(m),
+        "train_loss": -phi,
+        "train_loss_identity": ge.train_loss_identity(o, m, alpha=alpha, sigma=p.sigma, lam=p.lam),
+    }
+
+
+def solve_one(
+    alpha: float,
+    p: ModelParams,
+    start: ge.MatrixOverlaps,
+    branch: str,
+    channel: GeneralChannel,
+    *,
+    coarse: GeneralChannel | None = None,
+    tol: float = 1e-5,
+    damping: float = 0.5,
+    anderson: int = 3,
+    max_iter: int = 200,
+) -> Solution:
+    """Fixed point on one scrambling from `start` (first damped on `coarse` when given)."""
+    layout = _Layout(p.rank, p.K, p.teacher_rank)
+    keep = layout.mask(*pinned(branch))
+    x = layout.pack(start) * keep
+    fine = GeneralMap(alpha, p, channel, keep)
+    kw = dict(admissible=fine.admissible, damping=damping, max_iter=max_iter)
+    iterations = 0
+    if coarse is not None:
+        pre = iterate(GeneralMap(alpha, p, coarse, keep).step, x, tol=1e-3, anderson=0, **kw)
+        iterations += pre.iterations
+        if pre.aux is not None and fine.admissible(pre.x):
+            x = pre.x
+    rep = iterate(fine.step, x, tol=tol, anderson=anderson, **kw)
+    iterations += rep.iterations
+    if rep.aux is None or not (rep.converged or rep.status == "maximum iterations reached"):
+        return Solution(None, None, {}, False, iterations, rep.residuals, rep.status)
+    o = layout.unpack(rep.x)
+    h, m = rep.aux
+    return Solution(
+        o, h, _observables(o, h, m, alpha, p), rep.converged, iterations, rep.residuals, rep.status
+    )
+
+
+@dataclass(frozen=True)
+class GeneralResult:
+    """Mean over scramblings of one fixed point, with standard errors (`errors[name]`).
+
+    values: q, M, theta, V, qhat, Mhat, thetahat, Vhat (arrays) and test_error, train_loss,
+    train_loss_identity (R/d computed as alpha E[ell] + lambda tr q/(2 sigma^2), equal to
+    train_loss = -Phi at a fixed point up to the integration error)."""
+
+    alpha: float
+    params: ModelParams
+    branch: str
+    values: dict[str, np.ndarray | float]
+    errors: dict[str, np.ndarray | float]
+    converged: bool
+    iterations: int
+    status: str
+    points: int
+    randomisations: int
+    solutions: tuple[Solution, ...] = dataclasses.field(repr=False)
+
+    @property
+    def kind(self) -> str:
+        """semantic (theta != 0), positional (M != 0), mixed (both) or trivial, judged against
+        three standard errors; "none" when not converged."""
+        if not self.converged:
+            return "none"
+        sem = np.any(np.abs(self.values["theta"]) > 3 * self.errors["theta"] + 1e-8)
+        pos = np.any(np.abs(self.values["M"]) > 3 * self.errors["M"] + 1e-8)
+        if sem and pos:
+            return "mixed"
+        return "semantic" if sem else "positional" if pos else "trivial"
+
+
+def _summary(solutions: list[Solution]) -> tuple[dict, dict]:
+    keys = ("q", "M", "theta", "V")
+    hat_keys = ("qhat", "Mhat", "thetahat", "Vhat")
+    rows: dict[str, list] = {k: [] for k in keys + hat_keys}
+    for s in solutions:
+        for k in keys:
+            rows[k].append(getattr(s.overlaps, k))
+        for k in hat_keys:
+            rows[k].append(getattr(s.hats, k))
+        for k, v in s.observables.items():
+            rows.setdefault(k, []).append(v)
+    n = len(solutions)
+    values = {k: np.mean(v, axis=0) for k, v in rows.items()}
+    errors = {
+        k: (np.std(v, axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full_like(values[k], np.nan))
+        for k, v in rows.items()
+    }
+    return values, errors
+
+
+def solve_general(
+    alpha: float,
+    params: ModelParams | None = None,
+    *,
+    init: str | ge.MatrixOverlaps = "semantic",
+    branch: str | None = None,
+    points: int = DEFAULT_POINTS,
+    randomisations: int = DEFAULT_RANDOMISATIONS,
+    seed: int = 0,
+    tol: float = 1e-5,
+    damping: float = 0.5,
+    anderson: int = 3,
+    max_iter: int = 200,
+    channels: list[GeneralChannel] | None = None,
+) -> GeneralResult:
+    """One fixed point of the general state evolution at alpha, on `randomisations`
+    independent scramblings of `points` Sobol points (plus antithetic images) each.
+
+    init: a branch name (started cold: damped iterations on points/8 first) or explicit
+    MatrixOverlaps (with `branch` naming the manifold to pin, if any). The first scrambling's
+    fixed point warm-starts the others. `channels` (one per scrambling) may be passed in to
+    reuse points and prox warm starts along a curve.
+    """
+    alpha = check_positive("alpha", alpha)
+    p = params if params is not None else ModelParams()
+    points = check_int("points", points, minimum=2)
+    randomisations = check_int("randomisations", randomisations)
+    if isinstance(init, str):
+        start, label, cold = start_overlaps(init, p), init, True
+    else:
+        start, label, cold = init, branch or "custom", False
+    if channels is None:
+        channels = [
+            GeneralChannel(p.L, p.rank, p.teacher_rank, points, seed + k)
+            for k in range(randomisations)
+        ]
+    solutions: list[Solution] = []
+    for k, channel in enumerate(channels):
+        coarse = None
+        if cold and k == 0:
+            coarse = GeneralChannel(
+                p.L, p.rank, p.teacher_rank, max(points // COARSE_FRACTION, 64), seed + 10_000
+            )
+        sol = solve_one(
+            alpha,
+            p,
+            start,
+            label,
+            channel,
+            coarse=coarse,
+            tol=tol,
+            damping=damping,
+            anderson=anderson,
+            max_iter=max_iter,
+        )
+        solutions.append(sol)
+        if sol.overlaps is None:
+            break
+        if k == 0:
+            start = sol.overlaps
+    ok = [s for s in solutions if s.overlaps is not None]
+    converged = len(ok) == len(channels) and all(s.converged for s in solutions)
+    values, errors = _summary(ok) if ok else ({}, {})
+    status = "converged" if converged else "; ".join(sorted({s.status for s in solutions}))
+    return GeneralResult(
+        alpha=alpha,
+        params=p,
+        branch=label,
+        values=values,
+        errors=errors,
+        converged=converged,
+        iterations=sum(s.iterations for s in solutions),
+        status=status,
+        points=channels[0].n_points,
+        randomisations=len(channels),
+        solutions=tuple(solutions),
+    )

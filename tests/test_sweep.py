@@ -381,6 +381,24 @@ def test_process_and_dask_backends_give_the_serial_table(tmp_path, marker_dir):
     assert markers(marker_dir) == dict.fromkeys(ALPHAS, 3)
 
 
+def test_an_existing_scheduler_passes_the_handshake_check(tmp_path, marker_dir):
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=1, processes=False, protocol="tcp", host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        df = run_sweep(
+            COUNTED,
+            tmp_path / "s.sqlite",
+            backend="dask",
+            scheduler=cluster.scheduler_address,
+            progress=False,
+            evaluate_point=counted,
+        )
+    assert df.attrs["summary"] == {"computed": 8, "stored": 0, "failed": 0}
+    assert sorted(df["value"]) == [2 * a for a in ALPHAS]
+
+
 def test_a_dying_worker_fails_its_point_and_the_sweep_goes_on(tmp_path, monkeypatch):
     monkeypatch.setenv("SWEEP_EXIT", "2.0")
     kw = dict(backend="process", workers=2, progress=False, evaluate_point=counted)

@@ -2,8 +2,11 @@
 before any store or export file exists; good input runs, resumes and keeps multi-valued
 parameters."""
 
+import contextlib
 import re
+import socket
 import sqlite3
+import threading
 
 import pandas as pd
 import pytest
@@ -78,6 +81,35 @@ def test_unusable_store_files_exit_2_unchanged(tmp_path):
         res = _invoke(["--grid", "alpha=1", "--store", str(path)], tmp_path)
         assert res.exit_code == 2 and message in res.stderr and res.stderr.count("\n") == 1
         assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "greeting, message",
+    [
+        (None, "sent no Dask handshake within 3 s"),
+        (b"HTTP/1.1 400 Bad Request\r\n\r\n", "does not speak the Dask protocol"),
+    ],
+)
+def test_a_port_that_is_not_a_dask_scheduler_exits_2(tmp_path, greeting, message):
+    """The port accepts connections (a silent one would hang the Dask client forever)."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        conn, _ = server.accept()
+        with conn, contextlib.suppress(OSError):
+            if greeting:
+                conn.sendall(greeting)
+            conn.recv(1024)  # until the sweep gives up and closes
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    res = _invoke(["--grid", "alpha=1", "--scheduler", address], tmp_path)
+    thread.join(timeout=10)
+    server.close()
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert f"error: {address} {message}" in res.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_help_lists_the_parameters_of_each_kind():

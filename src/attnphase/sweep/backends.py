@@ -16,6 +16,7 @@ import multiprocessing as mp
 import os
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -30,6 +31,7 @@ BACKENDS = ("serial", "process", "dask")
 CONNECT_CHECK_SECONDS = 3.0  # TCP reachability of a Dask scheduler, before anything is created
 CLIENT_TIMEOUT_SECONDS = 10.0  # the Dask handshake once the port answers
 _PR_SET_PDEATHSIG = 1
+_MAX_HANDSHAKE = 1 << 26  # bytes: a Dask handshake frame is ~60
 
 Outcome = tuple[str, dict | None, str | None]
 
@@ -132,12 +134,14 @@ class ProcessBackend:
 
 
 def check_scheduler(address: str, timeout: float = CONNECT_CHECK_SECONDS) -> None:
-    """SchedulerError unless a TCP connection to the scheduler's host:port opens in `timeout`
-    seconds (addresses of other protocols are left to the Dask client)."""
+    """SchedulerError unless host:port accepts a TCP connection and sends the start of a Dask
+    handshake (an 8-byte frame length, which a Dask server writes first on every connection)
+    within `timeout` seconds. The Dask client would hang forever on a port that accepts and
+    stays silent. Addresses of other protocols are left to the Dask client."""
     scheme, sep, location = address.partition("://")
     if not sep:
         scheme, location = "tcp", address
-    if scheme not in ("tcp", "tls"):
+    if scheme != "tcp":
         return
     host, _, port = location.rpartition(":")
     try:
@@ -147,9 +151,21 @@ def check_scheduler(address: str, timeout: float = CONNECT_CHECK_SECONDS) -> Non
             f"scheduler address must look like tcp://host:port, got {address!r}"
         ) from None
     try:
-        socket.create_connection((host.strip("[]") or "localhost", port_number), timeout).close()
+        with socket.create_connection((host.strip("[]") or "localhost", port_number), timeout) as s:
+            head = b""
+            while len(head) < 8:
+                chunk = s.recv(8 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+    except TimeoutError:
+        raise SchedulerError(
+            f"{address} sent no Dask handshake within {timeout:g} s (not a Dask scheduler?)"
+        ) from None
     except OSError as err:
         raise SchedulerError(f"cannot reach the Dask scheduler at {address}: {err}") from None
+    if len(head) < 8 or struct.unpack("<Q", head)[0] > _MAX_HANDSHAKE:
+        raise SchedulerError(f"{address} does not speak the Dask protocol (not a Dask scheduler)")
 
 
 class DaskBackend:
@@ -164,9 +180,10 @@ class DaskBackend:
             check_scheduler(scheduler)
             try:
                 self._client = Client(scheduler, timeout=CLIENT_TIMEOUT_SECONDS)
-            except (OSError, TimeoutError, ValueError) as err:
+            except Exception as err:  # refused, timed out, or not a Dask scheduler at all
                 raise SchedulerError(
-                    f"cannot connect to the Dask scheduler at {scheduler}: {err}"
+                    f"cannot connect to the Dask scheduler at {scheduler} "
+                    f"({type(err).__name__}: {err})"
                 ) from None
         else:
             self._cluster = LocalCluster(

@@ -23,8 +23,8 @@ _PARAGRAPHS = (
     "--seeds N sweeps seed over 0..N-1).",
     "Defaults are those of ModelParams and solve (theory) or SimConfig (simulation); giving a "
     "default explicitly names the same point. Values: --grid name=v1,v2 or "
-    "name=start:stop:num. order and A are multi-valued: in --set a comma list is one value "
-    "(--set order=24,8 --set A=0.6,0.4,0.4,0.6), in --grid values are separated by ';' "
+    "name=start:stop:num. order, A and encodings are multi-valued: in --set a comma list is "
+    "one value (--set order=24,8 --set A=0.6,0.4,0.4,0.6), in --grid values are separated by ';' "
     '(--grid "order=32,12;64,24").',
 )
 
@@ -34,11 +34,15 @@ def sweep(
     kind: Annotated[str, typer.Option(help="theory|simulation")] = "theory",
     grid: Annotated[
         list[str] | None,
-        typer.Option(help="name=v1,v2 or name=start:stop:num; order/A: v1;v2 (repeatable)"),
+        typer.Option(
+            help="name=v1,v2 or name=start:stop:num; order/A/encodings: v1;v2 (repeatable)"
+        ),
     ] = None,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="fixed name=value; order/A: one comma list (repeatable)"),
+        typer.Option(
+            "--set", help="fixed name=value; order/A/encodings: one comma list (repeatable)"
+        ),
     ] = None,
     seeds: Annotated[
         int | None,

@@ -6,6 +6,7 @@ in workers; what only workers may do (one torch thread each) is in `backends.run
 
 from __future__ import annotations
 
+import dataclasses
 import traceback
 from collections.abc import Callable
 
@@ -19,7 +20,7 @@ def evaluate(kind: str, params: dict) -> dict:
         from ..params import ModelParams
         from ..theory import solve
 
-        model = ModelParams(**{k: p.pop(k) for k in ("omega", "sigma", "lam", "A")})
+        model = ModelParams(**{f.name: p.pop(f.name) for f in dataclasses.fields(ModelParams)})
         alpha, branch, order = p.pop("alpha"), p.pop("branch"), tuple(p.pop("order"))
         out = solve(alpha, model, init=branch, order=order, **p).as_dict()
     else:

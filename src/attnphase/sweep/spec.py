@@ -7,8 +7,8 @@ by the same validators `theory` and `simulate` use. Its run id is the sha256 of 
 JSON of (kind, point): giving a default explicitly does not change it.
 
 Text syntax (the CLI's --grid/--set): `name=v1,v2` or `name=start:stop:num` for one-number
-parameters; for the multi-valued ones (`order`, `A`) a comma list is ONE value and several
-values are separated by ';' (`order=32,12;64,24`, `A=0.6,0.4,0.4,0.6`).
+parameters; for the multi-valued ones (`order`, `A`, `encodings`) a comma list is ONE value and
+several values are separated by ';' (`order=32,12;64,24`, `A=0.6,0.4,0.4,0.6`).
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "sigma": "real",
         "lam": "real",
         "A": "matrix",
+        "rank": "integer",
+        "teacher_rank": "integer",
+        "encodings": "numbers or none",
         "branch": "name",
         "order": "order",
         "tol": "real",
@@ -71,8 +74,9 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "seed": "integer",
     },
 }
-MULTI_VALUED = ("order", "matrix")
+MULTI_VALUED = ("order", "matrix", "numbers or none")
 _NUMERIC = ("real", "integer", "real or none", "integer or none")
+MODEL_FIELDS = tuple(f.name for f in dataclasses.fields(ModelParams))
 
 
 def _check_kind(kind: str) -> dict[str, str]:
@@ -207,6 +211,18 @@ def _matrix(name: str, value) -> list[list[float]]:
     return (arr.reshape(k, k) + 0.0).tolist()
 
 
+def _numbers(name: str, value) -> list | None:
+    """Numbers as a (nested) list, their shape left to the model's validator; None stays."""
+    if value is None or (isinstance(value, str) and value.lower() == "none"):
+        return None
+    try:
+        if isinstance(value, str):
+            return [_real(name, v) for v in value.split(",")]
+        return (np.asarray(value, dtype=float) + 0.0).tolist()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numbers (a comma list), got {value!r}") from None
+
+
 _COERCE = {
     "real": _real,
     "integer": _integer,
@@ -215,16 +231,25 @@ _COERCE = {
     "integer or none": _optional(_integer),
     "order": _order,
     "matrix": _matrix,
+    "numbers or none": _numbers,
 }
 
 
 # ---- the validators of theory and simulate -----------------------------------------------
 
 
-def _validate_theory(p: dict) -> None:
-    from ..theory import BRANCHES
+def _nested_lists(rows) -> list:
+    return [list(row) for row in rows]
 
-    ModelParams(omega=p["omega"], sigma=p["sigma"], lam=p["lam"], A=p["A"])
+
+def _validate_theory(p: dict) -> None:
+    """Checks, and puts the model's fields in ModelParams' own normal form (default encodings
+    filled in)."""
+    from ..theory import BRANCHES, _check_l2
+
+    model = _check_l2(ModelParams(**{k: p[k] for k in MODEL_FIELDS}))
+    p.update({k: getattr(model, k) for k in MODEL_FIELDS})
+    p["A"], p["encodings"] = _nested_lists(model.A), _nested_lists(model.encodings)
     check_positive("alpha", p["alpha"])
     if p["branch"] not in BRANCHES:
         raise ValueError(f"branch must be one of {BRANCHES}, got {p['branch']!r}")
@@ -251,8 +276,8 @@ _VALIDATE = {"theory": _validate_theory, "simulation": _validate_simulation}
 
 
 def canonical_point(kind: str, params: dict) -> dict:
-    """`params` completed with the defaults, in canonical form and validated; ValueError (one
-    line naming the parameter) otherwise."""
+    """`params` completed with the defaults, in canonical form and validated (by ModelParams,
+    solve's checks or SimConfig); ValueError (one line naming the parameter) otherwise."""
     table = _check_kind(kind)
     check_names(kind, params)
     merged = {**_defaults(kind), **params}

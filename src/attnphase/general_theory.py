@@ -181,7 +181,8 @@ def solve_one(
     kw = dict(admissible=fine.admissible, damping=damping, max_iter=max_iter)
     iterations = 0
     if coarse is not None:
-        pre = iterate(GeneralMap(alpha, p, coarse, keep).step, x, tol=1e-3, anderson=0, **kw)
+        # plain damped steps: Anderson started cold can land on the unstable trivial point
+        pre = iterate(GeneralMap(alpha, p, coarse, keep).step, x, tol=1e-3, **kw)
         iterations += pre.iterations
         if pre.aux is not None and fine.admissible(pre.x):
             x = pre.x

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from attnphase import ModelParams
 from attnphase.cli import app
-from attnphase.figures import grid
+from attnphase.figures import grid, transition_lines
 from attnphase.plots import fig3, finite_size, parameters_text, phase_maps, theory_line_notes
 
 
@@ -154,3 +155,17 @@ def test_importing_and_drawing_leaves_the_backend_alone(tmp_path):
 def test_figure_command_rejects_unknown_names():
     res = CliRunner().invoke(app, ["figure", "fig9"])
     assert res.exit_code == 2 and "NAME" in res.output
+
+
+@pytest.mark.slow
+def test_quick_transition_lines_give_the_default_orders_verdict():
+    """The demo's quick orders find the same roots as the default orders at omega = 0.1, 0.3,
+    0.5 (benchmarks/transitions_table.py at (64, 24)/(48, 16): alpha_c = 0.7510, 1.2516, none
+    in [0.2, 2.5]; alpha_l = 0.8924, 1.4920, none). Tolerance 0.01, a tenth of the alpha grid
+    step: the quick orders move the roots by <= 0.003 (measured), a missed or wrong bracket by
+    a grid step or more (the coarser grid of before gave NaN at omega = 0.1)."""
+    lines = transition_lines([0.1, 0.3, 0.5], ModelParams(), quick=True)
+    assert lines["alpha_c"].iloc[:2].to_numpy() == pytest.approx([0.7510, 1.2516], abs=0.01)
+    assert lines["alpha_l"].iloc[:2].to_numpy() == pytest.approx([0.8924, 1.4920], abs=0.01)
+    assert np.isnan(lines["alpha_c"].iloc[2]) and np.isnan(lines["alpha_l"].iloc[2])
+    assert lines["omega"].tolist() == [0.1, 0.3, 0.5]

@@ -63,3 +63,22 @@ def uniform_attention_error(p: ModelParams) -> float:
             # E[(sign u S + shift)^2]
             total += u * u * e2 + 2.0 * sign * u * shift * e1 + shift * shift
     return 0.5 * p.sigma**2 * total
+
+
+def linear_test_error_qmc(
+    p: ModelParams, points: int = 2**15, randomisations: int = 8, seed: int = 0
+) -> tuple[float, float]:
+    """eps_lin of Result 5.1 for any L and teacher rank t (THEORY.md §7.4), by randomised QMC
+    over h*_l iid N(0, rho I_t): sigma^2/2 (1 - omega)^2 (E|S*|^2 - |E S*|^2), S* the teacher's
+    attention. Returns (mean, standard error) over independent scramblings."""
+    from .general_channel import attention, gaussian_points
+
+    L, t = p.L, p.teacher_rank
+    values = []
+    for k in range(randomisations):
+        hstar = p.sigma * gaussian_points(points, L * t, seed + k).reshape(-1, L, t)
+        S = attention(hstar)
+        values.append((S * S).sum((-1, -2)).mean() - (S.mean(0) ** 2).sum())
+    scale = 0.5 * p.sigma**2 * (1.0 - p.omega) ** 2
+    v = scale * np.asarray(values)
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v)))

@@ -96,6 +96,20 @@ class _Layout:
         return keep
 
 
+def canonical(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
+    """The overlaps in a fixed frame of the student's column space. The model is invariant under
+    Q -> Q R (R orthogonal r x r: S(h R) = S(h), the ridge is isotropic), so fixed points come
+    in orbits q -> R^T q R, M -> M R, theta -> theta R, V -> R^T V R, along which an iteration
+    would drift. The frame: q diagonal with decreasing entries; each column's largest entry of
+    (theta; M) positive. Observables are invariant. For r = 1 only the sign is fixed."""
+    lam, U = np.linalg.eigh(o.q)
+    U = U[:, ::-1]
+    stacked = np.vstack([o.theta, o.M]) @ U
+    signs = np.sign(stacked[np.abs(stacked).argmax(0), np.arange(U.shape[1])])
+    U = U * np.where(signs == 0, 1.0, signs)
+    return ge.MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
+
+
 def admissible(o: ge.MatrixOverlaps, rho: np.ndarray) -> bool:
     """q and V positive definite and Gamma = rho - theta q^-1 theta^T positive definite."""
     try:
@@ -131,7 +145,7 @@ class GeneralMap:
             new = ge.overlaps(h, sigma=self.p.sigma, lam=self.p.lam, rho=self.rho)
         except ArithmeticError as err:
             raise InadmissibleStep(str(err)) from None
-        fx = self.layout.pack(new) * self.keep
+        fx = self.layout.pack(canonical(new)) * self.keep
         if not np.all(np.isfinite(fx)):
             raise InadmissibleStep("non-finite overlaps")
         return fx, (h, m)
@@ -176,7 +190,7 @@ def solve_one(
     """Fixed point on one scrambling from `start` (first damped on `coarse` when given)."""
     layout = _Layout(p.rank, p.K, p.teacher_rank)
     keep = layout.mask(*pinned(branch))
-    x = layout.pack(start) * keep
+    x = layout.pack(canonical(start)) * keep
     fine = GeneralMap(alpha, p, channel, keep)
     kw = dict(admissible=fine.admissible, damping=damping, max_iter=max_iter)
     iterations = 0

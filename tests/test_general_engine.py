@@ -1,0 +1,82 @@
+"""The general engine (THEORY.md §7): reductions to the L=2 engine, identities, baseline."""
+
+import numpy as np
+import pytest
+
+from attnphase import ModelParams, solve
+from attnphase import equations as eq
+from attnphase import general_equations as ge
+from attnphase.baseline import linear_test_error, linear_test_error_qmc
+from attnphase.general_theory import solve_general
+
+L3_A = np.full((3, 3), 0.2) + 0.4 * np.eye(3)
+
+
+def test_matrix_overlap_equations_reduce_to_the_scalar_ones():
+    """§7.3 with r = t = K = 1 is §3 exactly (same numbers to rounding)."""
+    p = ModelParams()
+    h = eq.Hats(qhat=0.0123, mhat=-0.0045, Vhat=0.061, thetahat=0.27)
+    scalar = eq.overlaps(h, sigma=p.sigma, lam=p.lam, rho=p.rho)
+    mh = ge.MatrixHats(
+        qhat=np.array([[h.qhat]]),
+        Mhat=np.array([[h.mhat]]),
+        thetahat=np.array([[h.thetahat]]),
+        Vhat=np.array([[h.Vhat]]),
+    )
+    matrix = ge.overlaps(mh, sigma=p.sigma, lam=p.lam, rho=np.array([[p.rho]]))
+    for name, value in (("q", scalar.q), ("M", scalar.m), ("theta", scalar.theta), ("V", scalar.V)):
+        assert getattr(matrix, name).item() == pytest.approx(value, rel=1e-14)
+
+
+def test_qmc_linear_baseline_matches_the_quadrature_at_l2():
+    value, err = linear_test_error_qmc(ModelParams())
+    assert err < 1e-6 * 0.1 * 1e3 * value  # ~3e-5 relative: the estimate is informative
+    assert value == pytest.approx(linear_test_error(ModelParams()), abs=4 * err)
+
+
+@pytest.mark.parametrize(
+    "branch,alpha",
+    [
+        ("semantic", 1.5),
+        pytest.param("positional", 1.5, marks=pytest.mark.slow),
+        pytest.param("semantic", 2.5, marks=pytest.mark.slow),
+        pytest.param("positional", 0.8, marks=pytest.mark.slow),
+    ],
+)
+def test_general_engine_equals_the_l2_engine(branch, alpha):
+    """L = 2, r = t = 1 through the general engine: every overlap and observable within 3
+    reported standard errors + 1e-3 relative of the exact engine at its default order (whose
+    own quadrature error is below 1e-3, README "Quadrature accuracy")."""
+    p = ModelParams()
+    exact = solve(alpha, p, init=branch)
+    gen = solve_general(alpha, p, init=branch, points=4096, randomisations=3)
+    assert gen.converged and gen.kind == branch
+    pairs = {
+        "q": exact.q,
+        "M": exact.m,
+        "theta": exact.theta,
+        "V": exact.V,
+        "test_error": exact.test_error,
+        "train_loss": exact.train_loss,
+    }
+    for name, ref in pairs.items():
+        value = float(np.ravel(gen.values[name])[0])
+        err = float(np.ravel(gen.errors[name])[0])
+        assert abs(value - ref) <= 3 * err + 1e-3 * abs(ref), (name, value, err, ref)
+
+
+@pytest.mark.parametrize(
+    "params,branch,alpha",
+    [
+        (ModelParams(A=L3_A), "semantic", 1.5),
+        pytest.param(ModelParams(rank=2), "semantic", 1.5, marks=pytest.mark.slow),
+    ],
+)
+def test_training_loss_identity_at_fixed_points(params, branch, alpha):
+    """R/d = alpha E[ell(h_hat)] + lambda tr q/(2 sigma^2) equals -Phi at a fixed point (§7.4):
+    per scrambling to the fixed-point tolerance (1e-5 relative on the overlaps)."""
+    gen = solve_general(alpha, params, init=branch, points=2048, randomisations=2)
+    assert gen.converged
+    for sol in gen.solutions:
+        obs = sol.observables
+        assert obs["train_loss_identity"] == pytest.approx(obs["train_loss"], rel=2e-4)

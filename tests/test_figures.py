@@ -71,17 +71,19 @@ def test_fig3_and_finite_size_write_files_and_return_their_data(tmp_path):
 def test_missing_theory_points_are_explained():
     lines = pd.DataFrame(
         {
-            "omega": [0.1, 0.3, 0.5],
-            "alpha_c": [np.nan, 1.25, 1.0],
-            "alpha_l": [1.4, 2.6, 1.2],
+            "omega": [0.1, 0.3, 0.5, 0.7],
+            "alpha_c": [np.nan, 1.25, 1.0, np.nan],
+            "alpha_l": [1.4, 2.6, 1.2, np.nan],
             "alpha_min": 0.3,
             "alpha_max": 2.5,
         }
     )
     notes = theory_line_notes(lines, 0.4, 2.4)
-    assert len(notes) == 2  # the NaN alpha_c at 0.1 and alpha_l = 2.6 > 2.4 at 0.3
+    # the NaN alpha_c at 0.1, alpha_l = 2.6 > 2.4 at 0.3, both NaN at 0.7; nothing at 0.5
+    assert len(notes) == 3
     assert notes[0].startswith("ω = 0.1: no") and "[0.3, 2.5]" in notes[0]
     assert notes[1].startswith("ω = 0.3:") and "2.6" in notes[1] and "outside" in notes[1]
+    assert notes[2].startswith("ω = 0.7: no") and notes[2].count("no ") == 2
 
 
 def test_parameters_are_stated_from_the_table():
@@ -103,6 +105,8 @@ def test_parameters_are_stated_from_the_table():
     text = parameters_text(df)
     for part in ("= 0.3", "= 0.5", "= 0.01", "A = [[0.6, 0.4], [0.4, 0.6]]", "order (64, 24)"):
         assert part in text
+    sweep = pd.DataFrame({"sigma": [0.5], "A": [[[0.3, 0.7], [0.8, 0.2]]]})
+    assert parameters_text(sweep) == "$\\sigma$ = 0.5, A = [[0.3, 0.7], [0.8, 0.2]]"
 
 
 def test_grid_values_print_as_typed():

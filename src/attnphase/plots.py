@@ -4,6 +4,7 @@ parameters on the figure, and returns the data it plotted. Colours: `attnphase.s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,13 @@ def parameters_text(df: pd.DataFrame, keys=("omega", "sigma", "lam")) -> str:
     first = df.iloc[0]
     parts = [f"{_SYMBOLS[k]} = {first[k]:g}" for k in keys if k in df]
     if {"a11", "a12", "a21", "a22"} <= set(df):
-        a = [f"{first[k]:g}" for k in ("a11", "a12", "a21", "a22")]
-        parts.append(f"A = [[{a[0]}, {a[1]}], [{a[2]}, {a[3]}]]")
+        a = [first[k] for k in ("a11", "a12", "a21", "a22")]
+        parts.append(f"A = [[{a[0]:g}, {a[1]:g}], [{a[2]:g}, {a[3]:g}]]")
+    elif "A" in df:  # sweep tables keep A as given, a nested list (or its JSON)
+        a = first["A"]
+        a = np.asarray(json.loads(a) if isinstance(a, str) else a, dtype=float)
+        rows = ", ".join("[" + ", ".join(f"{v:g}" for v in row) + "]" for row in np.atleast_2d(a))
+        parts.append(f"A = [{rows}]")
     if {"n_xi", "n_y"} <= set(df):
         parts.append(f"quadrature order ({int(first['n_xi'])}, {int(first['n_y'])})")
     return ", ".join(parts)
@@ -53,17 +59,29 @@ def _theory_axes(theory: pd.DataFrame, prefix: str = "") -> tuple:
     return fig, axes, plotted
 
 
+def _legend_rank(label: str) -> tuple[int, int]:
+    """Legend order: theory lines, the linear baseline, simulations, marked transitions; within
+    each, semantic before positional."""
+    group = 2 if "simulation" in label else 1 if "linear" in label else 3 if "$" in label else 0
+    branch = 0 if "semantic" in label else 1 if "positional" in label else 2
+    return group, branch
+
+
 def _legend_below(fig, axes) -> None:
-    """One legend for all panels, below them (never over the data)."""
+    """One legend for all panels, below them (never over the data), in at most two rows."""
     seen: dict[str, object] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, handle)
+    labels = sorted(seen, key=_legend_rank)
+    ncols = len(labels) if len(labels) <= 4 else -(-len(labels) // 2)
+    # matplotlib fills the legend column by column: reorder so that it reads row by row
+    order = [r * ncols + c for c in range(ncols) for r in range(2) if r * ncols + c < len(labels)]
     fig.legend(
-        list(seen.values()),
-        list(seen),
+        [seen[labels[i]] for i in order],
+        [labels[i] for i in order],
         loc="outside lower center",
-        ncols=min(len(seen), 4),
+        ncols=ncols,
         frameon=False,
         fontsize=8,
     )
@@ -154,26 +172,25 @@ def phase_maps(sims: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def theory_line_notes(lines: pd.DataFrame, alpha_lo: float, alpha_hi: float) -> list[str]:
-    """Why a theory point is missing from a phase map: the root was not found in the scanned
-    range (NaN), or it lies outside the plotted alpha range. One line per missing point."""
+    """Why theory points are missing from a phase map: a root not found in the scanned alpha
+    range (NaN), or one outside the plotted range [alpha_lo, alpha_hi]. One line per omega
+    with a missing point."""
+    why = {
+        "alpha_c": "the training losses do not cross",
+        "alpha_l": r"$\epsilon_g$ does not cross $\epsilon_{lin}$",
+    }
     notes = []
     for _, row in lines.sort_values("omega").iterrows():
+        scanned = f" in [{row['alpha_min']:g}, {row['alpha_max']:g}]" if "alpha_max" in row else ""
+        parts = []
         for key, name in (("alpha_c", r"$\alpha_c$"), ("alpha_l", r"$\alpha_l$")):
             value = row[key]
-            scanned = (
-                f" in [{row['alpha_min']:g}, {row['alpha_max']:g}]" if "alpha_max" in row else ""
-            )
             if not np.isfinite(value):
-                why = (
-                    "the training losses do not cross"
-                    if key == "alpha_c"
-                    else r"$\epsilon_g$ does not cross $\epsilon_{lin}$"
-                )
-                notes.append(f"ω = {row['omega']:g}: no {name}{scanned} ({why})")
+                parts.append(f"no {name}{scanned} ({why[key]})")
             elif not alpha_lo <= value <= alpha_hi:
-                notes.append(
-                    f"ω = {row['omega']:g}: {name} = {value:.3g}, outside the simulated range"
-                )
+                parts.append(f"{name} = {value:.3g}, outside the simulated range")
+        if parts:
+            notes.append(f"ω = {row['omega']:g}: " + "; ".join(parts))
     return notes
 
 
@@ -254,7 +271,7 @@ def finite_size(sims: pd.DataFrame, theory: dict[str, dict], path: str | Path) -
         ax.set_ylabel(col)
     _legend_below(fig, axes)
     fig.suptitle(
-        f"{parameters_text(sims, ('alpha', 'omega', 'sigma', 'lam'))}; "
+        f"Simulations: {parameters_text(sims, ('alpha', 'omega', 'sigma', 'lam'))}; "
         f"{sims['seed'].nunique()} seeds (mean ± std)",
         fontsize=10,
     )

@@ -73,10 +73,18 @@ def test_general_engine_equals_the_l2_engine(branch, alpha):
     ],
 )
 def test_training_loss_identity_at_fixed_points(params, branch, alpha):
-    """R/d = alpha E[ell(h_hat)] + lambda tr q/(2 sigma^2) equals -Phi at a fixed point (§7.4):
-    per scrambling to the fixed-point tolerance (1e-5 relative on the overlaps)."""
-    gen = solve_general(alpha, params, init=branch, points=2048, randomisations=2)
+    """R/d = alpha E[ell(h_hat)] + lambda tr q/(2 sigma^2) equals -Phi at a fixed point (§7.4).
+
+    r = 1: per scrambling, to the accuracy of the fixed point (solved to 1e-8 relative: the
+    identity combines terms ~30x larger than R/d). r = 2: the QMC points break the model's
+    rotation symmetry Q -> Q R at the level of the integration error, so the iteration's fixed
+    frame (`canonical`) leaves F(x) = R x with R = I + O(error): the identity holds within
+    three standard errors of the training loss (measured: 1e-4 relative, 0.04 errors)."""
+    gen = solve_general(alpha, params, init=branch, points=2048, randomisations=3, tol=1e-8)
     assert gen.converged
-    for sol in gen.solutions:
-        obs = sol.observables
-        assert obs["train_loss_identity"] == pytest.approx(obs["train_loss"], rel=2e-4)
+    if params.rank == 1:
+        for sol in gen.solutions:
+            obs = sol.observables
+            assert obs["train_loss_identity"] == pytest.approx(obs["train_loss"], rel=1e-5)
+    gap = gen.values["train_loss_identity"] - gen.values["train_loss"]
+    assert abs(gap) <= 3 * gen.errors["train_loss"]

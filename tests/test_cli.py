@@ -437,3 +437,18 @@ def test_check_demo_rejects_bad_num(tmp_path, num):
     with pytest.raises(ValueError, match="^num must be an integer >= 2"):
         check_demo(tmp_path, num)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_figure_with_a_foreign_store_in_out_exits_2(tmp_path):
+    """A file in --out where the figure keeps its sweep store, but not an attnphase store (e.g.
+    from an older version): one line naming the file, exit 2, the file untouched."""
+    import sqlite3
+
+    store = tmp_path / "finite_size.sqlite"
+    with sqlite3.connect(store) as db:
+        db.execute("CREATE TABLE people (name TEXT)")
+    before = store.read_bytes()
+    res = runner.invoke(app, ["figure", "finite-size", "--out", str(tmp_path), "--workers", "1"])
+    assert res.exit_code == 2, res.output
+    assert "finite_size.sqlite" in res.output and "Traceback" not in res.output
+    assert store.read_bytes() == before

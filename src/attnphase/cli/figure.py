@@ -36,7 +36,12 @@ def figure(
         check_outputs({"--out": figure_files(stem.with_suffix(".png"), "--out")}, {"--out": [out]})
     except UsageError as err:
         _fail(err)
-    MAKERS[name](out, quick=not full, workers=workers)
+    from ..sweep import SweepError
+
+    try:
+        MAKERS[name](out, quick=not full, workers=workers)
+    except SweepError as err:  # e.g. a store in --out from an older attnphase
+        _fail(err)
     typer.echo(f"wrote {out / name.replace('-', '_')}.png and .pdf")
 
 
@@ -68,6 +73,7 @@ def demo(
     d=500 and the 10-run histogram comparison (hours)."""
     from ..demo import check_demo, run_demo
     from ..histogram import CheckpointError
+    from ..sweep import SweepError
 
     try:
         check_demo(out, num)
@@ -80,7 +86,7 @@ def demo(
 
     try:
         run_demo(out, full=full, num=num, progress=sys.stderr.isatty(), report=show)
-    except CheckpointError as err:
+    except (CheckpointError, SweepError) as err:
         _fail(err)
     except OSError as err:
         _fail(f"--out: the tables above are complete, but writing the rest failed: {err}", code=1)

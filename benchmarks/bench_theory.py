@@ -19,9 +19,9 @@ import numpy as np
 from scipy.optimize import minimize
 
 from attnphase import DEFAULT_ORDER, ModelParams, learning_curve
-from attnphase.channel import ChannelIntegrator
 from attnphase.quadrature import gauss_hermite
-from attnphase.softmax2 import prox_objective, target_centres
+from attnphase.theory.l2.channel import ChannelIntegrator
+from attnphase.theory.l2.softmax2 import prox_objective, target_centres
 
 
 def scipy_prox_nodes(q, m, V, theta, p: ModelParams, order, sample: int, seed: int = 0):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attnphase.fixedpoint import InadmissibleStep, iterate
+from attnphase.theory.iterate import InadmissibleStep, iterate
 
 
 def _linear_map(x):

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from attnphase import ModelParams, solve
-from attnphase import equations as eq
-from attnphase import general_equations as ge
 from attnphase.baseline import linear_test_error, linear_test_error_qmc
-from attnphase.general_theory import solve_general
+from attnphase.theory import overlaps as ge
+from attnphase.theory.general.engine import solve_general
+from attnphase.theory.l2 import equations as eq
 
 L3_A = np.full((3, 3), 0.2) + 0.4 * np.eye(3)
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attnphase.globalprox import global_prox, global_prox_torch, prox_jacobian
+from attnphase.prox import global_prox, global_prox_torch, prox_jacobian
 from attnphase.softmax_loss import loss, loss_derivatives, target
 
 DT = torch.float64

@@ -8,10 +8,10 @@ from numpy.polynomial.hermite_e import hermegauss
 from scipy.optimize import minimize
 
 from attnphase import ModelParams, learning_curve, linear_baseline_matrix, linear_test_error, solve
-from attnphase import equations as eq
 from attnphase.baseline import uniform_attention_error
-from attnphase.channel import ChannelIntegrator
-from attnphase.prox import prox
+from attnphase.theory.l2 import equations as eq
+from attnphase.theory.l2.channel import ChannelIntegrator
+from attnphase.theory.l2.prox import prox
 
 from .conftest import TEST_ORDER
 

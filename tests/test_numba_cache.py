@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 
-from attnphase import channel, prox
 from attnphase.jit import _PackageStamped, sources_digest
+from attnphase.theory.l2 import channel, prox
 
 KERNEL = """
 from {decorator_import}

@@ -8,7 +8,6 @@ torch-based names (`SimConfig`, `simulate`, `HistogramConfig`, `run_histogram`,
 """
 
 from .baseline import linear_baseline_matrix, linear_test_error
-from .equations import Hats, Overlaps
 from .params import ALTERNATIVE_A, STANDARD_A, ModelParams
 from .theory import (
     BRANCHES,
@@ -19,6 +18,7 @@ from .theory import (
     learning_curve,
     solve,
 )
+from .theory.l2.equations import Hats, Overlaps
 from .transitions import Transitions, find_transitions
 
 _LAZY = {

@@ -71,7 +71,7 @@ def linear_test_error_qmc(
     """eps_lin of Result 5.1 for any L and teacher rank t (THEORY.md §7.4), by randomised QMC
     over h*_l iid N(0, rho I_t): sigma^2/2 (1 - omega)^2 (E|S*|^2 - |E S*|^2), S* the teacher's
     attention. Returns (mean, standard error) over independent scramblings."""
-    from .general_channel import attention, gaussian_points
+    from .theory.general.channel import attention, gaussian_points
 
     L, t = p.L, p.teacher_rank
     values = []

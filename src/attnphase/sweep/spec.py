@@ -174,7 +174,7 @@ def _items(value) -> list:
 
 
 def _order(name: str, value) -> list[int]:
-    from ..theory import _check_order
+    from ..theory.l2.engine import _check_order
 
     try:
         parts = [_integer(name, v) for v in _items(value)]
@@ -245,7 +245,8 @@ def _nested_lists(rows) -> list:
 def _validate_theory(p: dict) -> None:
     """Checks, and puts the model's fields in ModelParams' own normal form (default encodings
     filled in)."""
-    from ..theory import BRANCHES, _check_l2
+    from ..theory import BRANCHES
+    from ..theory.l2.engine import _check_l2
 
     model = _check_l2(ModelParams(**{k: p[k] for k in MODEL_FIELDS}))
     p.update({k: getattr(model, k) for k in MODEL_FIELDS})

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from scipy.stats import norm, qmc
 
-from .general_equations import GeneralMoments, MatrixOverlaps, sym_sqrt, teacher_covariance
-from .globalprox import global_prox
+from ...prox import global_prox
+from ..overlaps import GeneralMoments, MatrixOverlaps, sym_sqrt, teacher_covariance
 
 PROBE = 64  # coarse-search points of the prox (THEORY.md §8.1; tests/test_globalprox.py)
 

@@ -1,4 +1,4 @@
-"""High-dimensional theory of tied rank-1 dot-product attention, L=2 (THEORY.md §2-§6).
+"""The exact L=2 engine: tied rank-1 dot-product attention with two tokens (THEORY.md §2-§6).
 
 `solve` finds one fixed point of the state evolution; `learning_curve` follows a branch along a
 grid of alpha with warm starts. Both return frozen `TheoryResult` records.
@@ -9,15 +9,15 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ...baseline import linear_test_error
+from ...params import ModelParams, check_positive
+from ..iterate import InadmissibleStep, iterate, residual_jacobian
+from ..result import ConvergenceError, NonConvergenceWarning, TheoryResult
 from . import equations as eq
-from .baseline import linear_test_error
 from .channel import ChannelIntegrator, ChannelMoments
-from .fixedpoint import InadmissibleStep, iterate, residual_jacobian
-from .params import ModelParams, check_positive
 
 BRANCHES = ("semantic", "positional", "trivial")
 
@@ -32,77 +32,6 @@ INITIAL_OVERLAPS: dict[str, eq.Overlaps] = {
 DEFAULT_ORDER = (64, 24)
 COARSE_ORDER = (16, 8)
 COARSE_MAX_ITER = 100  # the damped coarse stage of a cold start only prepares the fine solve
-
-
-class ConvergenceError(RuntimeError):
-    """Raised by `solve(..., strict=True)` when the fixed point is not reached."""
-
-
-class NonConvergenceWarning(RuntimeWarning):
-    """Emitted when a fixed point is not reached and strict=False."""
-
-
-@dataclass(frozen=True)
-class TheoryResult:
-    """One state-evolution fixed point (THEORY.md conventions; eps_g = test_error = mse/2).
-
-    train_loss is R(Q)/d = -Phi (eq. 14). When converged is False the numbers are NaN unless
-    the iteration merely ran out of steps, and status says why.
-    """
-
-    alpha: float
-    omega: float
-    sigma: float
-    lam: float
-    A: tuple[tuple[float, float], tuple[float, float]]
-    branch: str
-    q: float
-    m: float
-    V: float
-    theta: float
-    qhat: float
-    mhat: float
-    Vhat: float
-    thetahat: float
-    test_error: float
-    train_loss: float
-    linear_test_error: float
-    converged: bool
-    iterations: int
-    residual: float
-    residuals: tuple[float, ...]
-    status: str
-    order: tuple[int, int]
-
-    @property
-    def mse(self) -> float:
-        """The `mse` column of the reference tables (= 2 eps_g)."""
-        return 2.0 * self.test_error
-
-    @property
-    def phi(self) -> float:
-        """The free entropy Phi of eq. 14 (= -train_loss)."""
-        return -self.train_loss
-
-    @property
-    def kind(self) -> str:
-        """Which fixed point this is, judged from (m, theta): semantic, positional or trivial."""
-        if not self.converged:
-            return "none"
-        sem = abs(self.theta) > 1e-6 * self.sigma**2
-        pos = abs(self.m) > 1e-6
-        if sem and pos:
-            return "mixed"
-        return "semantic" if sem else "positional" if pos else "trivial"
-
-    def as_dict(self) -> dict:
-        """Flat record for tables and JSON (A as a11..a22, order as n_xi, n_y)."""
-        d = asdict(self)
-        d.pop("residuals")
-        (d["a11"], d["a12"]), (d["a21"], d["a22"]) = d.pop("A")
-        d["n_xi"], d["n_y"] = d.pop("order")
-        d["kind"] = self.kind
-        return d
 
 
 def _as_vector(o: eq.Overlaps) -> np.ndarray:

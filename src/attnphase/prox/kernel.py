@@ -1,6 +1,6 @@
 """CPU kernel of the global proximal step (numba, parallel over problems).
 
-The same algorithm and formulas as the torch implementation in `attnphase.globalprox` (which
+The same algorithm and formulas as the torch implementation in `attnphase.prox` (which
 serves CUDA devices), one problem at a time: safeguarded Newton from every start, the lowest
 objective kept. Derivatives as in `attnphase.softmax_loss` (THEORY.md §8).
 """
@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .jit import njit_cached
+from ..jit import njit_cached
 
 _ARMIJO = 1e-4
 _BACKTRACKS = 30

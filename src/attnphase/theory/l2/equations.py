@@ -1,7 +1,7 @@
 """The state-evolution equations of THEORY.md §3-§4 (L=2, r=1, Sigma = sigma^2 I), in one place.
 
 Each function is a pure map between numbers. `hats` turns the channel expectations of
-`attnphase.channel` into the conjugate variables; `overlaps` is the l2 prior side;
+`attnphase.theory.l2.channel` into the conjugate variables; `overlaps` is the l2 prior side;
 `free_entropy` is the training-loss potential Phi; `kappa` is the teacher-only constant of ell.
 """
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .softmax_loss import loss, loss_derivatives
+from ..softmax_loss import loss, loss_derivatives
 
 _ARMIJO = 1e-4
 _BACKTRACKS = 30
@@ -220,13 +220,13 @@ def global_prox(
 
     w (N, L, r); Vinv (r, r); K, Cm: (N, L, L) per sample or (L, L) shared; c: (N,) or scalar.
     On a CUDA device the batched torch implementation runs; on the CPU the numba kernel of
-    `attnphase.globalprox_cpu` (same algorithm, one problem per thread, ~10x faster there).
+    `attnphase.prox.kernel` (same algorithm, one problem per thread, ~10x faster there).
     """
     if w.device.type != "cpu":
         return global_prox_torch(
             w, Vinv, K, Cm, c, starts, probe=probe, n_best=n_best, gtol=gtol, max_iter=max_iter
         )
-    from .globalprox_cpu import global_prox_kernel
+    from .kernel import global_prox_kernel
 
     N, S, L, r = starts.shape
     if w.shape != (N, L, r):

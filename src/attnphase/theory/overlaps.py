@@ -2,7 +2,7 @@
 
 Pure functions of matrices (numpy). Shapes: q, V, qhat, Vhat: r x r; M, Mhat: K x r;
 theta, thetahat: t x r; rho = sigma^2 I_t. `GeneralMoments` holds the channel expectations
-(computed by `attnphase.general_channel`); the L=2, r=t=K=1 case is §3-§4 exactly.
+(computed by `attnphase.theory.general.channel`); the L=2, r=t=K=1 case is §3-§4 exactly.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 One scrambling of the quasi-Monte Carlo points gives a deterministic map
 overlaps -> hats -> overlaps (`general_equations`), iterated with the generic loop of
-`attnphase.fixedpoint` (damping weights the OLD iterate; Anderson acceleration). The fixed
+`attnphase.theory.iterate` (damping weights the OLD iterate; Anderson acceleration). The fixed
 point is solved once per independent scrambling; the result reports the mean over them and,
 for every overlap and observable, the standard error of that mean (`<name>_err`), as THEORY.md
 §7.6 recommends (averaging many small-sample fixed points instead would bias the result).
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import general_equations as ge
-from .fixedpoint import InadmissibleStep, iterate
-from .general_channel import GeneralChannel
-from .params import ModelParams, check_int, check_positive
+from ...params import ModelParams, check_int, check_positive
+from .. import overlaps as ge
+from ..iterate import InadmissibleStep, iterate
+from .channel import GeneralChannel
 
 GENERAL_BRANCHES = ("semantic", "positional", "trivial", "mixed")
 DEFAULT_POINTS = 8192  # per scrambling, before the antithetic images

@@ -181,7 +181,7 @@ def test_corrupt_or_foreign_checkpoint_is_an_error(tmp_path, small_data):
     ckpt.write_bytes(b"not a checkpoint")
     m = StackedTransformer(["semantic"], [0])
     cfg = TrainConfig(epochs=1, batch_size=512)
-    with pytest.raises(CheckpointError, match="unreadable"):
+    with pytest.raises(CheckpointError, match="not a readable attnphase checkpoint"):
         train(m, small_data, cfg, [0], ckpt)
     ckpt.unlink()
     train(m, small_data, cfg, [0], ckpt)

@@ -184,7 +184,7 @@ def test_simulation_overlay_returns_the_plotted_summary(tmp_path):
 
 # Every library entry point a command calls; reaching one during a rejected call fails the test.
 ENTRY_POINTS = [
-    ("attnphase.cli.theory", "branch_curves"),
+    ("attnphase.cli.theory", "theory_curves"),
     ("attnphase.cli.simulate", "branch_curves"),
     ("attnphase.transitions", "find_transitions"),
     ("attnphase.sim", "run_grid"),
@@ -241,7 +241,7 @@ BAD_INPUT = [
     (["theory", "--alpha", "0"], "--alpha"),
     (["theory", "--alpha", "1:x:3"], "--alpha"),
     (["theory", "--alpha", "1,-2"], "--alpha"),
-    (["theory", "--A", "1,2,3"], "--A must be four numbers"),  # was "----A: --A must ..."
+    (["theory", "--A", "1,2,3"], "--A must be L*L numbers"),  # was "----A: --A must ..."
     (["theory", "--A", "1,2,3,inf"], "--A: A must have finite entries"),
     (["theory", "--order", "1"], "--order"),
     (["theory", "--branch", "sideways"], "--branch"),
@@ -272,7 +272,7 @@ BAD_INPUT = [
     ([*SIM, "--seeds", "0"], "--seeds must be >= 1"),
     ([*SIM, "--lam", "-1"], "--lam"),
     ([*SIM, "--lam-linear", "-1"], "--lam-linear: lam_linear must be >= 0"),
-    ([*SIM, "--A", "1,2"], "--A must be four numbers"),
+    ([*SIM, "--A", "1,2"], "--A must be L*L numbers"),
     ([*SIM, "--format", "xml"], "--format"),
     ([*SIM, "--plot", "FILE/overlay.png"], "--plot: cannot write FILE/overlay.png"),
     ([*SIM, "--plot", "overlay"], "--plot: cannot tell the image format"),
@@ -283,6 +283,18 @@ BAD_INPUT = [
     (["demo", "--out", "FILE"], "--out: FILE is a file"),
     (["demo", "--out", "FILE/sub"], "--out: cannot write FILE/sub"),
     (["demo"], "--out: results/theory.csv is a directory"),
+    # the model beyond L = 2 (issue 10)
+    (["theory", "--A", "1,2,3,4,5,6,7,8"], "--A must be L*L numbers"),
+    (["theory", "--A", "0.6,0.4,0.4,inf"], "--A: A must have finite entries"),
+    (["theory", "--rank", "0"], "--rank: rank must be an integer >= 1"),
+    (["theory", "--teacher-rank", "0"], "--teacher-rank: teacher_rank must be an integer >= 1"),
+    (["theory", "--encoding", "1,0,-1"], "--encoding: encodings must be L = 2 numbers"),
+    (["theory", "--encoding", "1,nan"], "--encoding: encodings must have finite entries"),
+    (["theory", "--encoding", "1,x"], "--encoding must be comma-separated numbers"),
+    (["theory", "--engine", "exact"], "--engine: engine must be one of"),
+    (["theory", "--rank", "2", "--engine", "l2"], "--engine: engine l2 solves only L = 2"),
+    (["theory", "--branch", "mixed"], "--branch must be one of"),
+    (["theory", "--engine", "general", "--points", "1"], "--points and --randomisations"),
     # figure
     (["figure", "fig9"], "NAME must be one of"),
     (["figure", "fig2", "--workers", "0"], "--workers must be >= 1"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -14,7 +15,9 @@ from ..params import ModelParams, check_positive
 OmegaOpt = Annotated[float, typer.Option(help="mix of positional target, in [0, 1]")]
 SigmaOpt = Annotated[float, typer.Option(help="token standard deviation (> 0)")]
 LamOpt = Annotated[float, typer.Option(help="l2 regularisation lambda (>= 0)")]
-AOpt = Annotated[str, typer.Option("--A", help="positional target a11,a12,a21,a22")]
+AOpt = Annotated[
+    str, typer.Option("--A", help="positional target, L*L numbers row by row (L inferred)")
+]
 FormatOpt = Annotated[str, typer.Option("--format", help="table|csv|json")]
 AlphaOpt = Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")]
 STANDARD_A_TEXT = "0.6,0.4,0.4,0.6"
@@ -76,21 +79,48 @@ def parse_order(text: str, option: str = "--order") -> tuple[int, int]:
     return parts[0], parts[1]
 
 
-def parse_matrix(text: str) -> tuple[float, ...]:
+def parse_numbers(text: str, option: str) -> tuple[float, ...]:
+    """'a,b,c' -> (a, b, c); UsageError naming the option otherwise."""
     try:
-        vals = tuple(float(v) for v in text.split(","))
+        return tuple(float(v) for v in text.split(","))
     except ValueError:
-        vals = ()
-    if len(vals) != 4:
-        raise UsageError(f"--A must be four numbers a11,a12,a21,a22, got {text!r}")
+        raise UsageError(f"{option} must be comma-separated numbers, got {text!r}") from None
+
+
+def parse_matrix(text: str) -> tuple[float, ...]:
+    """L*L numbers, row by row (L >= 2; L is inferred)."""
+    vals = parse_numbers(text, "--A")
+    L = math.isqrt(len(vals))
+    if L < 2 or L * L != len(vals):
+        raise UsageError(
+            f"--A must be L*L numbers row by row (L >= 2: a11,a12,a21,a22 for L = 2), got {text!r}"
+        )
     return vals
 
 
-def build_params(omega: float, sigma: float, lam: float, A: str) -> ModelParams:
+def build_params(
+    omega: float,
+    sigma: float,
+    lam: float,
+    A: str,
+    rank: int = 1,
+    teacher_rank: int = 1,
+    encoding: str | None = None,
+) -> ModelParams:
+    """The model of the CLI options, validated by ModelParams (errors name the option)."""
+    enc = None if encoding is None else parse_numbers(encoding, "--encoding")
     try:
-        return ModelParams(omega=omega, sigma=sigma, lam=lam, A=parse_matrix(A))
+        return ModelParams(
+            omega=omega,
+            sigma=sigma,
+            lam=lam,
+            A=parse_matrix(A),
+            rank=rank,
+            teacher_rank=teacher_rank,
+            encodings=enc,
+        )
     except ValueError as err:
-        raise _usage(err) from None
+        raise _usage(err, {"encodings": "--encoding", "teacher_rank": "--teacher-rank"}) from None
 
 
 def check_outputs(files: dict[str, list[Path]], dirs: dict[str, list[Path]]) -> None:

@@ -10,7 +10,15 @@ import numpy as np
 import typer
 
 from ..tables import FORMATS, render, to_frame
-from ..theory import BRANCHES, DEFAULT_ORDER, branch_curves
+from ..theory import (
+    BRANCHES,
+    DEFAULT_ORDER,
+    DEFAULT_POINTS,
+    DEFAULT_RANDOMISATIONS,
+    GENERAL_BRANCHES,
+    pick_engine,
+    theory_curves,
+)
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -53,28 +61,61 @@ def theory(
     sigma: SigmaOpt = 0.5,
     lam: LamOpt = 0.01,
     A: AOpt = STANDARD_A_TEXT,
-    branch: Annotated[str, typer.Option(help="semantic|positional|trivial|all")] = "all",
-    order: Annotated[str, typer.Option(help="Gauss-Hermite orders n_xi,n_y")] = ",".join(
+    rank: Annotated[int, typer.Option(help="student rank r (>= 1)")] = 1,
+    teacher_rank: Annotated[int, typer.Option(help="teacher rank t (>= 1)")] = 1,
+    encoding: Annotated[
+        str | None, typer.Option(help="encoding coefficients c1,...,cL [+1 ... -1]")
+    ] = None,
+    engine: Annotated[str, typer.Option(help="auto (l2 for L=2, r=t=1) | l2 | general")] = "auto",
+    branch: Annotated[
+        str, typer.Option(help="semantic|positional|trivial|mixed (general, r >= 2)|all")
+    ] = "all",
+    order: Annotated[str, typer.Option(help="l2: Gauss-Hermite orders n_xi,n_y")] = ",".join(
         map(str, DEFAULT_ORDER)
     ),
+    points: Annotated[
+        int, typer.Option(help="general: Sobol points per scrambling (+ antithetic)")
+    ] = DEFAULT_POINTS,
+    randomisations: Annotated[
+        int, typer.Option(help="general: independent scramblings (error bars)")
+    ] = DEFAULT_RANDOMISATIONS,
     format: FormatOpt = "table",
     plot: Annotated[Path | None, typer.Option(help="write the Fig. 2 learning curves here")] = None,
 ) -> None:
-    """State-evolution fixed points along alpha (THEORY.md §3-§4)."""
+    """State-evolution fixed points along alpha (THEORY.md §3-§4; §7 for any L, r, t)."""
     try:
         alphas = parse_alphas(alpha)
-        p = build_params(omega, sigma, lam, A)
+        p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
         orders = parse_order(order)
-        if branch != "all" and branch not in BRANCHES:
-            raise UsageError(f"--branch must be one of {BRANCHES + ('all',)}, got {branch!r}")
+        try:
+            chosen = pick_engine(engine, p)
+        except ValueError as err:
+            raise UsageError(f"--engine: {err}") from None
+        valid = BRANCHES if chosen == "l2" else GENERAL_BRANCHES
+        if branch != "all" and branch not in valid:
+            raise UsageError(f"--branch must be one of {valid + ('all',)}, got {branch!r}")
+        if points < 2 or randomisations < 2:
+            raise UsageError(
+                f"--points and --randomisations must be >= 2, got {points}, {randomisations}"
+            )
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         if plot is not None:
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         _fail(err)
-    branches = list(BRANCHES) if branch == "all" else [branch]
-    curves = branch_curves(alphas, p, branches, orders, progress=sys.stderr.isatty())
+    branches = list(BRANCHES) if chosen == "l2" else ["semantic", "positional", "trivial"]
+    branches = branches if branch == "all" else [branch]
+    curves = theory_curves(
+        alphas,
+        p,
+        branches,
+        engine=chosen,
+        order=orders,
+        points=points,
+        randomisations=randomisations,
+        progress=sys.stderr.isatty(),
+    )
     records = [r.as_dict() for r in curves]
     typer.echo(render(records, format, THEORY_COLUMNS))
     if plot is not None:

@@ -6,11 +6,72 @@ quadrature), and `general`, any L, r, t and encodings (the equations of `overlap
 §7, integrated by randomised quasi-Monte Carlo with error bars).
 """
 
+from collections.abc import Sequence
+
+from ..params import ModelParams
+from .general.engine import (
+    DEFAULT_POINTS,
+    DEFAULT_RANDOMISATIONS,
+    GENERAL_BRANCHES,
+    GeneralResult,
+    general_learning_curve,
+    solve_general,
+)
 from .l2.engine import BRANCHES, DEFAULT_ORDER, branch_curves, learning_curve, solve
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
 
+ENGINES = ("auto", "l2", "general")
+
+
+def pick_engine(engine: str, p: ModelParams) -> str:
+    """ "auto" is the exact engine where it applies (L = 2, r = t = 1, C = (+1, -1)), the
+    general one otherwise; "l2" for another model is an error naming the engine."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "auto":
+        return "l2" if p.is_l2 else "general"
+    if engine == "l2" and not p.is_l2:
+        raise ValueError(
+            f"engine l2 solves only L = 2, rank = teacher_rank = 1, encodings (+1, -1); got "
+            f"L={p.L}, rank={p.rank}, teacher_rank={p.teacher_rank} (use engine general)"
+        )
+    return engine
+
+
+def theory_curves(
+    alphas: Sequence[float],
+    p: ModelParams,
+    branches: Sequence[str],
+    *,
+    engine: str = "auto",
+    order=DEFAULT_ORDER,
+    points: int = DEFAULT_POINTS,
+    randomisations: int = DEFAULT_RANDOMISATIONS,
+    progress: bool = False,
+) -> list[TheoryResult | GeneralResult]:
+    """Learning curves of the given branches on the chosen engine, branch by branch."""
+    if pick_engine(engine, p) == "l2":
+        return branch_curves(alphas, p, branches, order, progress)
+    return [
+        r
+        for b in branches
+        for r in general_learning_curve(
+            alphas, p, branch=b, points=points, randomisations=randomisations, progress=progress
+        )
+    ]
+
+
 __all__ = [
     "BRANCHES",
+    "DEFAULT_POINTS",
+    "DEFAULT_RANDOMISATIONS",
+    "ENGINES",
+    "GENERAL_BRANCHES",
+    "GeneralResult",
+    "general_learning_curve",
+    "pick_engine",
+    "solve_general",
+    "theory_curves",
     "DEFAULT_ORDER",
     "ConvergenceError",
     "NonConvergenceWarning",

@@ -73,4 +73,5 @@ class TheoryResult:
         (d["a11"], d["a12"]), (d["a21"], d["a22"]) = d.pop("A")
         d["n_xi"], d["n_y"] = d.pop("order")
         d["kind"] = self.kind
+        d["engine"] = "l2"
         return d

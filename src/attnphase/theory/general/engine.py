@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...baseline import linear_test_error_qmc
 from ...params import ModelParams, check_int, check_positive
 from .. import overlaps as ge
 from ..iterate import InadmissibleStep, iterate
@@ -229,7 +230,67 @@ class GeneralResult:
     status: str
     points: int
     randomisations: int
+    linear_test_error: float
+    linear_test_error_err: float
     solutions: tuple[Solution, ...] = dataclasses.field(repr=False)
+
+    engine = "general"
+
+    def __getattr__(self, name: str):
+        """q, m (= M), V, theta, qhat, mhat, Vhat, thetahat, test_error, train_loss: the mean
+        over scramblings (a float for r = t = K = 1, else an array); `<name>_err` likewise."""
+        base = name[:-4] if name.endswith("_err") else name
+        key = _ALIASES.get(base, base)
+        table = self.errors if name.endswith("_err") else self.values
+        if key not in self.__dict__.get("values", {}):
+            raise AttributeError(name)
+        return _plain(table[key]) if key in table else float("nan")
+
+    def as_dict(self) -> dict:
+        """Flat record for tables and JSON: today's keys (overlaps as scalars for r = t = K = 1,
+        nested lists otherwise), `<name>_err` for every overlap and observable, and `engine`."""
+        p = self.params
+        d = {
+            "alpha": self.alpha,
+            "omega": p.omega,
+            "sigma": p.sigma,
+            "lam": p.lam,
+            "branch": self.branch,
+        }
+        for name in (
+            "q",
+            "m",
+            "V",
+            "theta",
+            "qhat",
+            "mhat",
+            "Vhat",
+            "thetahat",
+            "test_error",
+            "train_loss",
+            "train_loss_identity",
+        ):
+            d[name] = _listed(getattr(self, name)) if self.values else float("nan")
+            d[f"{name}_err"] = (
+                _listed(getattr(self, f"{name}_err")) if self.values else float("nan")
+            )
+        d.update(
+            linear_test_error=self.linear_test_error,
+            linear_test_error_err=self.linear_test_error_err,
+            converged=self.converged,
+            iterations=self.iterations,
+            status=self.status,
+            kind=self.kind,
+            engine=self.engine,
+            L=p.L,
+            rank=p.rank,
+            teacher_rank=p.teacher_rank,
+            A=[list(row) for row in p.A],
+            encodings=[list(row) for row in p.encodings],
+            points=self.points,
+            randomisations=self.randomisations,
+        )
+        return d
 
     @property
     def kind(self) -> str:
@@ -242,6 +303,18 @@ class GeneralResult:
         if sem and pos:
             return "mixed"
         return "semantic" if sem else "positional" if pos else "trivial"
+
+
+_ALIASES = {"m": "M", "mhat": "Mhat"}
+
+
+def _plain(x):
+    arr = np.asarray(x)
+    return float(arr.ravel()[0]) if arr.size == 1 else arr
+
+
+def _listed(x):
+    return x.tolist() if isinstance(x, np.ndarray) else x
 
 
 def _summary(solutions: list[Solution]) -> tuple[dict, dict]:
@@ -324,6 +397,7 @@ def solve_general(
             break
         if k == 0:
             start = sol.overlaps
+    eps_lin, eps_lin_err = linear_test_error_qmc(p)
     ok = [s for s in solutions if s.overlaps is not None]
     converged = len(ok) == len(channels) and all(s.converged for s in solutions)
     values, errors = _summary(ok) if ok else ({}, {})
@@ -339,5 +413,45 @@ def solve_general(
         status=status,
         points=channels[0].n_points,
         randomisations=len(channels),
+        linear_test_error=eps_lin,
+        linear_test_error_err=eps_lin_err,
         solutions=tuple(solutions),
     )
+
+
+def general_learning_curve(
+    alphas,
+    params: ModelParams | None = None,
+    *,
+    branch: str = "semantic",
+    points: int = DEFAULT_POINTS,
+    randomisations: int = DEFAULT_RANDOMISATIONS,
+    seed: int = 0,
+    tol: float = 1e-5,
+    progress: bool = False,
+) -> list[GeneralResult]:
+    """Follow one branch along alpha with the general engine (results in the order of alphas):
+    the same points and prox warm starts throughout (common random numbers, so differences
+    between alphas and branches are smooth), each point warm-started from the previous one
+    once the branch is found; increasing alpha, except decreasing for the semantic branch."""
+    p = params if params is not None else ModelParams()
+    alist = [check_positive("alpha", a) for a in alphas]
+    if not alist:
+        raise ValueError("alphas must not be empty")
+    channels = [
+        GeneralChannel(p.L, p.rank, p.teacher_rank, points, seed + k) for k in range(randomisations)
+    ]
+    order = sorted(range(len(alist)), key=lambda i: alist[i], reverse=branch == "semantic")
+    if progress:
+        from tqdm.auto import tqdm
+
+        order = tqdm(order, desc=f"{branch} branch", unit="alpha")
+    results: dict[int, GeneralResult] = {}
+    previous: GeneralResult | None = None
+    for i in order:
+        warm = previous is not None and previous.converged and previous.kind == branch
+        init = previous.solutions[0].overlaps if warm else branch
+        res = solve_general(alist[i], p, init=init, branch=branch, channels=channels, tol=tol)
+        results[i] = res
+        previous = res
+    return [results[i] for i in range(len(alist))]

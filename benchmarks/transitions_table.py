@@ -41,7 +41,10 @@ def main() -> None:
     if args.demo:
         kw = dict(QUICK_TRANSITIONS)
     print(", ".join(f"{k}={v}" for k, v in kw.items()))
-    print("omega  alpha_c  alpha_c_err  alpha_l  alpha_l_err  spin_sem  spin_pos  wall_s  cpu_s")
+    print(
+        "omega  alpha_c  alpha_c_err  alpha_l  alpha_l_err  spin_sem  spin_pos  wall_s  cpu_s"
+        "  interpolated"
+    )
     for omega in (float(w) for w in args.omegas.split(",")):
         t0, c0 = time.perf_counter(), time.process_time()
         t = find_transitions(ModelParams(omega=omega), **kw)
@@ -49,7 +52,7 @@ def main() -> None:
         print(
             f"{omega:<6g} {t.alpha_c:.4f}   {t.alpha_c_err:.4f}       {t.alpha_l:.4f}   "
             f"{t.alpha_l_err:.4f}       {t.spinodal_semantic:.4f}    {t.spinodal_positional:.4f}"
-            f"    {secs:<6.0f}  {cpu:.0f}",
+            f"    {secs:<6.0f}  {cpu:<5.0f}  {t.alpha_c_interpolated:d}{t.alpha_l_interpolated:d}",
             flush=True,
         )
 

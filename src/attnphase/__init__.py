@@ -13,10 +13,13 @@ from .theory import (
     BRANCHES,
     DEFAULT_ORDER,
     ConvergenceError,
+    GeneralResult,
     NonConvergenceWarning,
     TheoryResult,
     learning_curve,
     solve,
+    solve_general,
+    theory_curves,
 )
 from .theory.l2.equations import Hats, Overlaps
 from .transitions import Transitions, find_transitions
@@ -51,6 +54,7 @@ __all__ = [
     "DEFAULT_ORDER",
     "STANDARD_A",
     "ConvergenceError",
+    "GeneralResult",
     "Hats",
     "ModelParams",
     "NonConvergenceWarning",
@@ -62,5 +66,7 @@ __all__ = [
     "linear_baseline_matrix",
     "linear_test_error",
     "solve",
+    "solve_general",
+    "theory_curves",
 ]
 __version__ = "0.1.0"

@@ -11,10 +11,8 @@ The global prox of every point is warm-started from its previous minimiser.
 from __future__ import annotations
 
 import numpy as np
-import torch
 from scipy.stats import norm, qmc
 
-from ...prox import global_prox
 from ..overlaps import GeneralMoments, MatrixOverlaps, sym_sqrt, teacher_covariance
 
 PROBE = 64  # coarse-search points of the prox (THEORY.md §8.1; tests/test_globalprox.py)
@@ -94,6 +92,10 @@ class GeneralChannel:
         A: np.ndarray,
     ) -> GeneralMoments:
         """All expectations of §7.2-§7.4 at the overlaps o (averages over the points)."""
+        import torch  # the prox takes tensors; loaded on first use, not with attnphase
+
+        from ...prox import global_prox
+
         s2 = sigma**2
         w, hstar = self.fields(o, C, sigma)
         T = target_matrix(hstar, omega, A)

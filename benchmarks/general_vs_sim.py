@@ -325,7 +325,8 @@ def main() -> None:
             f"{len(sims)} converged, {ts:.0f} s)"
         )
         if other is not None:
-            print(f"   engine's own {case.init} start: {describe(other)}")
+            expected = f" (THEORY.md §7.6 expects {case.own_kind})" if case.own_kind else ""
+            print(f"   engine's own {case.init} start{expected}: {describe(other)}")
         print(head)
         for r in rows:
             ok = "yes" if r.passes(zero_tol) else "NO"

@@ -20,6 +20,14 @@ the theory (`positional_output_terms`: the expectation at the free fields for ep
 resolvent h_hat for the training loss, first order in 1/d) and compare the simulations with
 theory + term/d; the raw deviation is printed too.
 
+Measured (d = 1000, 5 seeds; theory 4 x 8192 points; 2 shared cores under load): every L=3
+semantic quantity within 1% and 1 combined error at alpha 1.5 and 3 (raw eps_g +1.0% at alpha 3,
++0.25% with the 1/d term); the simulations' positional start at alpha 1.5 and 3 ends at the
+same semantic minimum (5/5 seeds); rank 2 (L=2, t=1): the semantic start ends MIXED in all
+seeds and matches the mixed fixed point within 2% (|M| 1% low, 4 errors); L=3 positional at
+alpha 0.8: q -13%, eps_g -1.8%, training loss +1%, but m = 0.271 +- 0.002 against 0.210 +- 0.001
+(open). Theory 84-830 s per point, simulations 62-126 s per 5-seed batch.
+
     python benchmarks/general_vs_sim.py [--d 1000] [--seeds 5] [--points 8192]
         [--randomisations 4] [--case NAME ...]
 """

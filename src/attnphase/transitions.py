@@ -38,8 +38,9 @@ class Transitions:
     alpha_c is NaN when the training losses do not cross where both branches exist (e.g. the
     semantic branch is already the lower one where it appears, at its spinodal); an error is NaN
     when the check order does not resolve that root. The spinodals carry no error estimate:
-    they move with the quadrature order by a few per cent (0.728 at (24, 8), 0.757 at (32, 12)
-    for omega = 0.3).
+    they move with the quadrature order and the alpha grid (omega = 0.3, 24-point grid on
+    [0.2, 2.5]: 0.7266 at (24, 8), 0.7219 at (32, 12), 0.7203 at (64, 24);
+    `benchmarks/transitions_table.py`).
 
     spinodal_semantic: smallest alpha where the semantic branch exists (bisection to 1/64 of the
     grid step); spinodal_positional: largest alpha where the positional branch exists.

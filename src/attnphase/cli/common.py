@@ -51,7 +51,8 @@ def parse_alphas(text: str) -> list[float]:
             n = int(num)
             if n < 1:
                 raise ValueError
-            values = list(np.linspace(float(start), float(stop), n))
+            # 12 significant digits: 0.3, not 0.30000000000000004
+            values = [float(f"{v:.12g}") for v in np.linspace(float(start), float(stop), n)]
         else:
             values = [float(v) for v in text.split(",")]
     except ValueError:

@@ -80,9 +80,13 @@ def demo(
     except ValueError as err:
         _fail(_usage(err))
 
+    from ..figures import QUICK_NOTE
+
     def show(name: str, table) -> None:
         columns = [c for c in TABLE_COLUMNS[name] if c in table]
         typer.echo(render(table.to_dict("records"), "table", columns))
+        if name == "transitions" and not full:
+            typer.echo(f"note: {QUICK_NOTE}")
 
     try:
         run_demo(out, full=full, num=num, progress=sys.stderr.isatty(), report=show)

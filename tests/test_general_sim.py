@@ -99,12 +99,9 @@ def test_d1000_l3_positional_branch_at_alpha_08():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: canonical() forces M > 0 on the positional manifold, so an M -> -M "
-    "flip of the map passes for a fixed point (M = 2.25, -Phi = -0.015 while R/d = 0.091)",
-)
 def test_engine_positional_start_at_l3_is_a_fixed_point():
+    """Regression: the column frame once forced M > 0, so a map flipping M -> -M passed for a
+    fixed point (M = 2.25, -Phi = -0.015 while R/d = 0.091)."""
     res = gvs.solve_general(0.8, gvs.L3, init="positional", points=8192)
     assert res.converged and res.kind == "positional"
     v, e = res.values, res.errors

@@ -101,13 +101,12 @@ def canonical(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
     """The overlaps in a fixed frame of the student's column space. The model is invariant under
     Q -> Q R (R orthogonal r x r: S(h R) = S(h), the ridge is isotropic), so fixed points come
     in orbits q -> R^T q R, M -> M R, theta -> theta R, V -> R^T V R, along which an iteration
-    would drift. The frame: q diagonal with decreasing entries; each column's largest entry of
-    (theta; M) positive. Observables are invariant. For r = 1 only the sign is fixed."""
+    would drift. The frame: q diagonal with decreasing entries, each axis signed to stay close
+    to the current one (U_cc >= 0), so that a map that flips a column (M -> -M) is not mistaken
+    for a fixed point. For r = 1 this is the identity."""
     lam, U = np.linalg.eigh(o.q)
     U = U[:, ::-1]
-    stacked = np.vstack([o.theta, o.M]) @ U
-    signs = np.sign(stacked[np.abs(stacked).argmax(0), np.arange(U.shape[1])])
-    U = U * np.where(signs == 0, 1.0, signs)
+    U = U * np.where(np.diag(U) < 0, -1.0, 1.0)
     return ge.MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
 
 
@@ -241,9 +240,9 @@ class GeneralResult:
         over scramblings (a float for r = t = K = 1, else an array); `<name>_err` likewise."""
         base = name[:-4] if name.endswith("_err") else name
         key = _ALIASES.get(base, base)
-        table = self.errors if name.endswith("_err") else self.values
-        if key not in self.__dict__.get("values", {}):
+        if key not in self.__dict__.get("values", {}):  # also while unpickling
             raise AttributeError(name)
+        table = self.errors if name.endswith("_err") else self.values
         return _plain(table[key]) if key in table else float("nan")
 
     def as_dict(self) -> dict:

@@ -65,12 +65,14 @@ def uniform_attention_error(p: ModelParams) -> float:
     return 0.5 * p.sigma**2 * total
 
 
+@lru_cache(maxsize=64)
 def linear_test_error_qmc(
     p: ModelParams, points: int = 2**15, randomisations: int = 8, seed: int = 0
 ) -> tuple[float, float]:
     """eps_lin of Result 5.1 for any L and teacher rank t (THEORY.md §7.4), by randomised QMC
     over h*_l iid N(0, rho I_t): sigma^2/2 (1 - omega)^2 (E|S*|^2 - |E S*|^2), S* the teacher's
-    attention. Returns (mean, standard error) over independent scramblings."""
+    attention. Returns (mean, standard error) over independent scramblings; memoised, since
+    every general solve along a curve needs the same value."""
     from .theory.general.channel import attention, gaussian_points
 
     L, t = p.L, p.teacher_rank

@@ -36,13 +36,12 @@ class MatrixHats:
 class GeneralMoments:
     """Channel expectations at one point, summed over tokens l (names of THEORY.md §7):
     ff = sum E[f_l f_l^T] (r x r); Ma = E[Mc sum_l C_l a_l^T] (K x r, Stein form of E[C^T F]);
-    CF = C^T E[F] (K x r, direct form); yf = sum E[y_l f_l^T] (t x r); fxi = sum E[f_l xi_l^T]
+    yf = sum E[y_l f_l^T] (t x r); fxi = sum E[f_l xi_l^T]
     (r x r); M = E[M] (envelope incl. the teacher-only part); ell_prox = E[ell(h_hat; h*)];
     ell_free = E[ell(w; h*)] (test error integrand)."""
 
     ff: np.ndarray
     Ma: np.ndarray
-    CF: np.ndarray
     yf: np.ndarray
     fxi: np.ndarray
     M: float

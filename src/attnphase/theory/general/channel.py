@@ -53,10 +53,6 @@ class GeneralChannel:
     def n_points(self) -> int:
         return self.z.shape[0]
 
-    def reset(self) -> None:
-        """Forget the warm starts."""
-        self._warm = None
-
     def fields(self, o: MatrixOverlaps, C: np.ndarray, sigma: float):
         """Student fields w_l = (C M)_l + q^{1/2} xi_l and teacher fields
         h*_l = theta q^{-1/2} xi_l + Gamma^{1/2} y_l (§7.1), rows of (n, L, r) and (n, L, t)."""
@@ -124,7 +120,6 @@ class GeneralChannel:
         return GeneralMoments(
             ff=np.einsum("nlr,nls->rs", f, f) / n,
             Ma=np.einsum("n,lk,nlr->kr", Mc, C, score) / n,
-            CF=np.einsum("lk,nlr->kr", C, f) / n,
             yf=np.einsum("nlt,nlr->tr", self.y, f) / n,
             fxi=np.einsum("nlr,nls->rs", f, self.xi) / n,
             M=float(env.mean()),

@@ -1,6 +1,6 @@
 """Finite-d simulations of tied low-rank dot-product attention (PyTorch), THEORY.md §1."""
 
-from .data import default_positions, generator, targets
+from .data import default_positions, encoded_positions, encoding_basis, generator, targets
 from .grid import run_grid, torch_threads
 from .linear import fit_linear, linear_risk, train_linear
 from .models import attention_map, attention_maps, attention_output, naive_risk
@@ -21,6 +21,8 @@ __all__ = [
     "attention_maps",
     "attention_output",
     "default_positions",
+    "encoded_positions",
+    "encoding_basis",
     "fit_linear",
     "generator",
     "linear_risk",

@@ -1,10 +1,14 @@
 """One simulation point: draw the problem, train from a chosen start, measure (THEORY.md §1).
 
 `simulate(config, seeds)` runs the same configuration for several seeds as one batch and
-returns one `SimResult` per seed, with q, m, theta in the conventions of THEORY.md §1:
-q = sigma^2 |Q|^2/d, m = p_1^T Q/sqrt(d) (= 1_d^T Q/d for the default positions),
-theta = sigma^2 Q*^T Q/d. The sign of Q is arbitrary (S(h) = S(-h)); overlaps are reported as
-found.
+returns one `SimResult` per seed, with q, m, theta in the conventions of THEORY.md §1 and §7:
+q = sigma^2 Q^T Q/d, theta = sigma^2 Q*^T Q/d and, for positions given by encodings
+p_l = sum_k C_lk u_k, m = M = U^T Q/sqrt(d) (K x r; = 1_d^T Q/d for K = 1); for explicit
+positions, m = p_1^T Q/sqrt(d). The sign of Q is arbitrary (S(h) = S(-h)); overlaps are
+reported as found.
+
+A `SimConfig` and a theory point are described by the same `ModelParams`:
+`SimConfig.from_params(params, d=..., alpha=...)` and `SimConfig.params`.
 """
 
 from __future__ import annotations
@@ -19,13 +23,16 @@ import torch
 
 from ..params import (
     STANDARD_A,
+    ModelParams,
+    as_encodings,
     check_finite,
     check_int,
     check_nonnegative,
     check_positive,
     check_unit_interval,
+    default_encodings,
 )
-from .data import ROLES, default_positions, generator, sample_tokens, targets
+from .data import ROLES, encoded_positions, encoding_basis, generator, sample_tokens, targets
 from .linear import fit_linear
 from .models import attention_output, linear_output
 from .risk import StructuredRisk
@@ -33,6 +40,7 @@ from .train import OPTIMIZERS, Diverged, minimise
 
 INITS = ("semantic", "positional", "random")
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
+MODEL_FIELDS = ("omega", "sigma", "lam", "A", "r", "t", "encodings", "positions")
 
 
 class SimulationWarning(RuntimeWarning):
@@ -52,7 +60,10 @@ class SimConfig:
 
     init: "semantic" (Q = Q*), "positional" (Q = init_m 1_d, so m = init_m), "random"
     (N(0, init_scale^2) entries), or a given (d, r) array. lam_linear: the baseline's own ridge
-    (None: lam). A fixes L; positions None gives p_l = c_l 1_d/sqrt(d), c from +1 to -1.
+    (None: lam). A fixes L. The positions are either `encodings`, the coefficients C (L x K,
+    or L numbers for K = 1) of p_l = sum_k C_lk u_k with the directions of
+    `attnphase.sim.encoding_basis` (u_1 = 1_d/sqrt(d); default `default_encodings(L)`, c_l
+    from +1 to -1, K = 1), or an explicit L x d matrix `positions`; not both.
     """
 
     d: int = 1000
@@ -74,7 +85,45 @@ class SimConfig:
     n_test: int = 10_000
     dtype: str = "float64"
     device: str = "auto"
+    encodings: tuple | None = None
     positions: object = field(default=None, repr=False)
+
+    @classmethod
+    def from_params(cls, params: ModelParams, *, d: int, alpha: float, **training_options):
+        """The simulation of the model `params` (the object that describes a theory point) at
+        dimension d and sample ratio alpha; `training_options` are the other fields (init,
+        optimizer, n_test, ...), not the model's."""
+        given = sorted(set(training_options) & set(MODEL_FIELDS))
+        if given:
+            raise ValueError(f"{given[0]}: set by params, not a training option")
+        return cls(
+            d=d,
+            alpha=alpha,
+            omega=params.omega,
+            sigma=params.sigma,
+            lam=params.lam,
+            A=params.A,
+            r=params.rank,
+            t=params.teacher_rank,
+            encodings=params.encodings,
+            **training_options,
+        )
+
+    @property
+    def params(self) -> ModelParams:
+        """The model as `ModelParams` (omega, sigma, lam, A, rank r, teacher rank t,
+        encodings); ValueError for explicit positions, which encodings do not describe."""
+        if self.positions is not None:
+            raise ValueError("positions: explicit positions are not described by ModelParams")
+        return ModelParams(
+            omega=self.omega,
+            sigma=self.sigma,
+            lam=self.lam,
+            A=self.A,
+            rank=self.r,
+            teacher_rank=self.t,
+            encodings=self.encodings,
+        )
 
     def __post_init__(self) -> None:
         check_int("d", self.d)
@@ -89,6 +138,13 @@ class SimConfig:
         A = np.asarray(self.A, dtype=float)
         if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1 or not np.isfinite(A).all():
             raise ValueError(f"A must be a finite square L x L matrix, got {self.A!r}")
+        if self.positions is None:
+            enc = default_encodings(self.L) if self.encodings is None else self.encodings
+            object.__setattr__(self, "encodings", as_encodings(enc, self.L))
+            if self.K > self.d:
+                raise ValueError(f"encodings: K = {self.K} directions need d >= K, got d={self.d}")
+        elif self.encodings is not None:
+            raise ValueError("positions: give either encodings or explicit positions, not both")
         for name in ("r", "t", "n_test"):
             check_int(name, getattr(self, name))
         if self.optimizer not in OPTIMIZERS:
@@ -132,6 +188,11 @@ class SimConfig:
         return len(self.A)
 
     @property
+    def K(self) -> int | None:
+        """Number of encoding directions (None for explicit positions)."""
+        return None if self.encodings is None else len(self.encodings[0])
+
+    @property
     def init_name(self) -> str:
         return self.init if isinstance(self.init, str) else "given"
 
@@ -139,8 +200,9 @@ class SimConfig:
 @dataclass(frozen=True)
 class SimResult:
     """Metrics of one run. test_error = eps_g on the test set (eq. 4); train_loss = R(Q)/d;
-    train_loss_sum = R(Q); linear_test_error = eps_g of the exact ridge baseline. For r = t = 1
-    q, m, theta are numbers; otherwise nested lists (r x r, L x r, t x r).
+    train_loss_sum = R(Q); linear_test_error = eps_g of the exact ridge baseline. For
+    r = t = K = 1 q, m, theta are numbers; otherwise nested lists (q r x r, m = M K x r,
+    theta t x r; with explicit positions m = p_1^T Q/sqrt(d) is r numbers), as in the theory.
     batch_seconds: wall time of the whole `simulate` call that produced this result (data,
     training and test of all `batch_size` seeds, run together), so it is the same for every
     seed of a batch; a per-seed time is not measured (GD and Adam train the seeds jointly)."""
@@ -208,12 +270,25 @@ def _initial_weights(cfg: SimConfig, teacher: torch.Tensor, seeds, dtype, device
     return Q0
 
 
-def _overlaps(Q: torch.Tensor, teacher: torch.Tensor, positions: torch.Tensor, sigma: float):
+def _positions(cfg: SimConfig, dtype, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The positions (L x d) and the directions m is measured along: the columns of U
+    (d x K) for encodings, p_1 for explicit positions (a d x 1 matrix)."""
+    if cfg.positions is None:
+        U = encoding_basis(cfg.d, cfg.K, dtype, device)
+        return encoded_positions(cfg.encodings, cfg.d, dtype, device), U
+    positions = torch.as_tensor(np.asarray(cfg.positions, dtype=float), dtype=dtype, device=device)
+    if positions.shape != (cfg.L, cfg.d) or not torch.isfinite(positions).all():
+        raise ValueError(f"positions must be a finite (L, d) = {(cfg.L, cfg.d)} matrix")
+    return positions, positions[:1].T
+
+
+def _overlaps(Q: torch.Tensor, teacher: torch.Tensor, directions: torch.Tensor, sigma: float):
+    """q = sigma^2 Q^T Q/d, m = directions^T Q/sqrt(d), theta = sigma^2 Q*^T Q/d, batched."""
     d = Q.shape[1]
     q = sigma**2 * Q.transpose(1, 2) @ Q / d
-    m = torch.einsum("ld,bdr->blr", positions, Q) / math.sqrt(d)
+    m = torch.einsum("dk,bdr->bkr", directions, Q) / math.sqrt(d)
     theta = sigma**2 * teacher.transpose(1, 2) @ Q / d
-    return q, m[:, 0, :], theta
+    return q, m, theta
 
 
 def _scalar_or_list(x: torch.Tensor):
@@ -250,14 +325,7 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
     t0 = time.perf_counter()
     dtype, device = DTYPES[cfg.dtype], pick_device(cfg.device)
     A = torch.as_tensor(np.asarray(cfg.A, dtype=float), dtype=dtype, device=device)
-    if cfg.positions is None:
-        positions = default_positions(cfg.L, cfg.d, dtype, device)
-    else:
-        positions = torch.as_tensor(
-            np.asarray(cfg.positions, dtype=float), dtype=dtype, device=device
-        )
-        if positions.shape != (cfg.L, cfg.d) or not torch.isfinite(positions).all():
-            raise ValueError(f"positions must be a finite (L, d) = {(cfg.L, cfg.d)} matrix")
+    positions, directions = _positions(cfg, dtype, device)
     teacher = torch.stack(
         [
             torch.randn(
@@ -307,7 +375,9 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
         return [SimResult(**base, seed=s, **failed) for s in seeds]
     with torch.no_grad():
         R = risk(rep.Q)
-    q, m, theta = _overlaps(rep.Q, teacher, positions, cfg.sigma)
+    q, m, theta = _overlaps(rep.Q, teacher, directions, cfg.sigma)
+    if cfg.positions is not None:
+        m = m[:, 0, :]  # explicit positions: m = p_1^T Q/sqrt(d), r numbers
     err_att, err_lin = _test_errors(cfg, teacher, rep.Q, Bmat, seeds, positions, A, dtype, device)
     secs = time.perf_counter() - t0
     out = [

@@ -78,6 +78,15 @@ class GeneralChannel:
             starts.append(self._warm)
         return np.stack(starts, 1)
 
+    def resolvent(
+        self, o: MatrixOverlaps, *, C: np.ndarray, sigma: float, omega: float, A: np.ndarray
+    ) -> np.ndarray:
+        """The resolvent h_hat (global minimiser of the Moreau envelope of §7.1) at every point,
+        shape (n, L, r), computed as by `moments` (which it runs: same starts, same warm start
+        from and update of the previous minimisers)."""
+        self.moments(o, C=C, sigma=sigma, omega=omega, A=A)
+        return self._warm
+
     def moments(
         self,
         o: MatrixOverlaps,

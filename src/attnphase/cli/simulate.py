@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..tables import FORMATS, render, to_frame
-from ..theory import DEFAULT_ORDER, branch_curves
+from ..theory import DEFAULT_ORDER, branch_curves, theory_curves
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -54,6 +54,11 @@ def simulate(
     lam: LamOpt = 0.01,
     lam_linear: Annotated[float | None, typer.Option(help="baseline ridge (default: lam)")] = None,
     A: AOpt = STANDARD_A_TEXT,
+    rank: Annotated[int, typer.Option(help="student rank r (>= 1)")] = 1,
+    teacher_rank: Annotated[int, typer.Option(help="teacher rank t (>= 1)")] = 1,
+    encoding: Annotated[
+        str | None, typer.Option(help="encoding coefficients c1,...,cL [+1 ... -1]")
+    ] = None,
     init: Annotated[
         str, typer.Option(help="comma list of semantic,positional,random")
     ] = "semantic,positional",
@@ -69,14 +74,18 @@ def simulate(
     workers: Annotated[int, typer.Option(help="parallel processes (one (alpha, init) each)")] = 1,
     threads: Annotated[int, typer.Option(help="torch threads per process (>= 1)")] = 1,
     format: FormatOpt = "table",
-    plot: Annotated[Path | None, typer.Option(help="overlay on the theory curves (Fig. 2)")] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option(help="overlay on the theory curves (Fig. 2; needs rank = teacher rank = 1)"),
+    ] = None,
 ) -> None:
-    """Train the finite-d model (THEORY.md §1) and report one row per (alpha, init, seed)."""
+    """Train the finite-d model (THEORY.md §1, §7) and report one row per (alpha, init, seed).
+    The model options mean what they mean for `attnphase theory` (the same ModelParams)."""
     from ..sim import SimConfig, run_grid
 
     try:
         alphas = parse_alphas(alpha)
-        p = build_params(omega, sigma, lam, A)
+        p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
         inits = [s.strip() for s in init.split(",") if s.strip()]
         if not inits:
             raise UsageError(f"--init must name at least one start, got {init!r}")
@@ -87,13 +96,10 @@ def simulate(
                 raise UsageError(f"{name} must be >= 1, got {value}")
         try:
             configs = [
-                SimConfig(
+                SimConfig.from_params(
+                    p,
                     d=d,
                     alpha=a,
-                    omega=p.omega,
-                    sigma=p.sigma,
-                    lam=p.lam,
-                    A=p.A,
                     init=i,
                     optimizer=optimizer,
                     lr=lr,
@@ -106,8 +112,13 @@ def simulate(
                 for i in inits
             ]
         except ValueError as err:
-            raise _usage(err, {"n": "--alpha/--d"}) from None
+            raise _usage(err, {"n": "--alpha/--d", "encodings": "--encoding"}) from None
         if plot is not None:
+            if p.rank != 1 or p.teacher_rank != 1:
+                raise UsageError(
+                    "--plot: the overlay draws scalar theta and m, so it needs --rank 1 and "
+                    f"--teacher-rank 1, got {p.rank} and {p.teacher_rank}"
+                )
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         _fail(err)
@@ -117,7 +128,12 @@ def simulate(
     if plot is not None:
         from ..plots import simulation_overlay
 
-        theory = branch_curves(sorted(set(alphas)), p, ["semantic", "positional"], DEFAULT_ORDER)
+        branches, grid = ["semantic", "positional"], sorted(set(alphas))
+        theory = (
+            branch_curves(grid, p, branches, DEFAULT_ORDER)
+            if p.is_l2
+            else theory_curves(grid, p, branches, engine="general", progress=sys.stderr.isatty())
+        )
         try:
             simulation_overlay(to_frame([r.as_dict() for r in theory]), to_frame(records), plot)
         except (OSError, ValueError) as err:

@@ -2,9 +2,10 @@
 
 For each case: the general engine's fixed point (mean over scramblings, standard error) and
 `simulate` at dimension d over several seeds (L-BFGS; mean, standard error over seeds), compared
-on rotation-invariant quantities: for r = 1 q, m, theta (sign fixed as in the engine's canonical
-frame: the larger of |theta|, |m| positive); for r > 1 the eigenvalues of q, |M| and |theta|
-(Frobenius norms; the student's column frame is arbitrary); always eps_g and the training loss.
+on rotation-invariant quantities: for r = 1 q, m (m1..mK for K encoding directions), theta
+(sign of Q fixed: the largest of |theta|, |m_k| positive); for r > 1 the eigenvalues of q, |M|
+and |theta| (Frobenius norms; the student's column frame is arbitrary); always eps_g and the
+training loss.
 
 Conventions (THEORY.md §1, §7): q = sigma^2 Q^T Q/d in both, so q INCLUDES the positional part
 sigma^2 M^T M (Q's component along u contributes d M^2 to |Q|^2); the simulations' m is
@@ -49,6 +50,7 @@ from attnphase.theory.overlaps import MatrixOverlaps
 A3 = ((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6))
 L3 = ModelParams(A=A3)
 L2_RANK2 = ModelParams(rank=2, teacher_rank=1)
+L2_K2 = ModelParams(encodings=((1.0, 0.0), (0.0, 1.0)))  # p_1 = u_1, p_2 = u_2 (orthogonal)
 OBSERVABLES = {"eps_g": "test_error", "train loss": "train_loss"}  # row name -> result key
 REL_TOL = 0.05  # the issue's "+ 5%"
 N_SE = 3.0
@@ -119,6 +121,10 @@ CASES = {
     "L2 r=2 t=1 semantic start a=3": Case(
         L2_RANK2, 3.0, "semantic", "mixed", start=_mixed_start(0.11, 0.205, 0.16)
     ),
+    # two orthogonal encoding directions (K = 2): the 1/d positional term is most of eps_g at
+    # d = 300 (||S C||^2 = ||S||^2 no longer cancels between tokens)
+    "L2 K=2 semantic a=1.5": Case(L2_K2, 1.5, "semantic", "semantic"),
+    "L2 K=2 positional a=0.8": Case(L2_K2, 0.8, "positional", "positional"),
 }
 
 
@@ -133,9 +139,14 @@ def invariants(q, M, theta) -> dict[str, float]:
     """Rotation-invariant summaries of (q r x r, M K x r, theta t x r)."""
     q, M, theta = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, M, theta))
     if q.shape == (1, 1):
-        big = theta[0, 0] if abs(theta[0, 0]) >= abs(M[0, 0]) else M[0, 0]
+        big = max([theta[0, 0], *M[:, 0]], key=abs)
         s = 1.0 if big >= 0 else -1.0
-        return {"q": q[0, 0], "m": s * M[0, 0], "theta": s * theta[0, 0]}
+        ms = (
+            {"m": s * M[0, 0]}
+            if len(M) == 1
+            else {f"m{k + 1}": s * v for k, v in enumerate(M[:, 0])}
+        )
+        return {"q": q[0, 0], **ms, "theta": s * theta[0, 0]}
     out = {f"q eig{i + 1}": v for i, v in enumerate(np.linalg.eigvalsh(q)[::-1])}
     out["|M|"] = float(np.linalg.norm(M))
     out["|theta|"] = float(np.linalg.norm(theta))

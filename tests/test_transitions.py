@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from attnphase import ModelParams, TheoryResult, find_transitions, transitions
 from attnphase.cli import app
-from attnphase.transitions import _refine_or_interpolate, bracket_sign_changes, refine_root
+from attnphase.transitions import bracket_sign_changes, refine_or_interpolate, refine_root
 
 
 def test_crossing_of_two_synthetic_branches_is_recovered():
@@ -68,9 +68,9 @@ def test_refinement_falls_back_to_interpolation_where_the_branch_cannot_be_solve
     def gap(a):
         return math.nan if 0.9 < a < 1.1 else a - 1.0
 
-    root, bound = _refine_or_interpolate(gap, 0.5, 2.0, -0.5, 1.0)
+    root, bound = refine_or_interpolate(gap, 0.5, 2.0, -0.5, 1.0)
     assert root == pytest.approx(1.0) and bound == pytest.approx(1.0)  # root in [0.5, 2.0]
-    root, bound = _refine_or_interpolate(lambda a: a - 1.0, 0.5, 2.0, -0.5, 1.0)
+    root, bound = refine_or_interpolate(lambda a: a - 1.0, 0.5, 2.0, -0.5, 1.0)
     assert root == pytest.approx(1.0, abs=1e-4) and bound == 0.0
 
 
@@ -120,8 +120,8 @@ def test_interpolated_roots_are_flagged_and_their_error_counted(
         on_grid = np.isclose(alpha, grid, rtol=0, atol=1e-12).any()
         return _synthetic(alpha, branch, order, branch_solvable_inside_brackets or on_grid)
 
-    monkeypatch.setattr(transitions, "learning_curve", curve)
-    monkeypatch.setattr(transitions, "solve", resolve)
+    monkeypatch.setattr(transitions.l2, "learning_curve", curve)
+    monkeypatch.setattr(transitions.l2, "solve", resolve)
     t = find_transitions(
         alpha_min=0.6, alpha_max=2.0, num=8, order=ORDERS[0], check_order=ORDERS[1]
     )
@@ -148,3 +148,49 @@ def test_interpolated_roots_are_flagged_and_their_error_counted(
         assert getattr(t, f"{name}_err") == pytest.approx(abs(x - x2) + 2 * b + b2, abs=1e-12)
         assert getattr(t, f"{name}_interpolated")
     assert t.as_dict()["alpha_c_interpolated"] is True
+
+
+@pytest.fixture(scope="module")
+def general_l2_transitions():
+    """The general engine on the paper's L=2 case, window [1.1, 1.6] (3 grid points)."""
+    return find_transitions(
+        ModelParams(),
+        alpha_min=1.1,
+        alpha_max=1.6,
+        num=3,
+        engine="general",
+        points=1024,
+        randomisations=3,
+    )
+
+
+def test_general_engine_transitions_equal_the_l2_engine_at_l2(general_l2_transitions):
+    """Engine vs engine: the exact engine's converged roots at omega = 0.3 (64,24 vs 48,16:
+    alpha_c 1.2516 +- 0.0001, alpha_l 1.4920 +- 0.0002, benchmarks/transitions_table.py) against
+    the general engine's per-scrambling roots, within 3 of its standard errors + 1e-3. A wrong
+    branch assignment, sign of the loss gap, eps_lin or switch logic moves a root by >= 0.05."""
+    t = general_l2_transitions
+    assert t.engine == "general" and t.points == 1024 and t.randomisations == 3
+    assert 0 < t.alpha_c_err < 0.05 and 0 < t.alpha_l_err < 0.05
+    assert abs(t.alpha_c - 1.2516) <= 3 * t.alpha_c_err + 1e-3
+    assert abs(t.alpha_l - 1.4920) <= 3 * t.alpha_l_err + 1e-3
+    d = t.as_dict()
+    assert d["engine"] == "general" and "n_xi" not in d and d["points"] == 1024
+
+
+def test_transition_cli_engine_options_are_checked_before_any_work(monkeypatch):
+    def unreachable(*args, **kwargs):
+        raise AssertionError("find_transitions reached")
+
+    monkeypatch.setattr(transitions, "find_transitions", unreachable)
+    runner = CliRunner()
+    for args, name in (
+        (["--engine", "l2", "--A", "0.6,0.2,0.2,0.2,0.6,0.2,0.2,0.2,0.6"], "--engine"),
+        (["--engine", "foo"], "--engine"),
+        (["--engine", "general", "--points", "1"], "--points"),
+        (["--rank", "0"], "--rank"),
+        (["--encoding", "1,0,-1"], "--encoding"),
+    ):
+        res = runner.invoke(app, ["transition", *args])
+        assert res.exit_code == 2 and name in res.output, (args, res.output)
+        assert len(res.output.strip().splitlines()) == 1

@@ -19,6 +19,7 @@ from ..theory import (
     pick_engine,
     theory_curves,
 )
+from ..transitions import CHECK_ORDER, TRANSITION_POINTS
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -54,6 +55,33 @@ THEORY_COLUMNS = [
 ]
 
 
+RankOpt = Annotated[int, typer.Option(help="student rank r (>= 1)")]
+TeacherRankOpt = Annotated[int, typer.Option(help="teacher rank t (>= 1)")]
+EncodingOpt = Annotated[
+    str | None, typer.Option(help="encoding coefficients c1,...,cL [+1 ... -1]")
+]
+EngineOpt = Annotated[str, typer.Option(help="auto (l2 for L=2, r=t=1) | l2 | general")]
+RandomisationsOpt = Annotated[
+    int, typer.Option(help="general: independent scramblings (error bars)")
+]
+
+
+PointsOpt = Annotated[int, typer.Option(help="general: Sobol points per scrambling (+ antithetic)")]
+
+
+def _engine_for(engine: str, p, points: int, randomisations: int) -> str:
+    """The engine that will run, with the general engine's options checked."""
+    try:
+        chosen = pick_engine(engine, p)
+    except ValueError as err:
+        raise UsageError(f"--engine: {err}") from None
+    if points < 2 or randomisations < 2:
+        raise UsageError(
+            f"--points and --randomisations must be >= 2, got {points}, {randomisations}"
+        )
+    return chosen
+
+
 @app.command()
 def theory(
     alpha: AlphaOpt = "0.1:2:20",
@@ -61,24 +89,18 @@ def theory(
     sigma: SigmaOpt = 0.5,
     lam: LamOpt = 0.01,
     A: AOpt = STANDARD_A_TEXT,
-    rank: Annotated[int, typer.Option(help="student rank r (>= 1)")] = 1,
-    teacher_rank: Annotated[int, typer.Option(help="teacher rank t (>= 1)")] = 1,
-    encoding: Annotated[
-        str | None, typer.Option(help="encoding coefficients c1,...,cL [+1 ... -1]")
-    ] = None,
-    engine: Annotated[str, typer.Option(help="auto (l2 for L=2, r=t=1) | l2 | general")] = "auto",
+    rank: RankOpt = 1,
+    teacher_rank: TeacherRankOpt = 1,
+    encoding: EncodingOpt = None,
+    engine: EngineOpt = "auto",
     branch: Annotated[
         str, typer.Option(help="semantic|positional|trivial|mixed (general, r >= 2)|all")
     ] = "all",
     order: Annotated[str, typer.Option(help="l2: Gauss-Hermite orders n_xi,n_y")] = ",".join(
         map(str, DEFAULT_ORDER)
     ),
-    points: Annotated[
-        int, typer.Option(help="general: Sobol points per scrambling (+ antithetic)")
-    ] = DEFAULT_POINTS,
-    randomisations: Annotated[
-        int, typer.Option(help="general: independent scramblings (error bars)")
-    ] = DEFAULT_RANDOMISATIONS,
+    points: PointsOpt = DEFAULT_POINTS,
+    randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,
     format: FormatOpt = "table",
     plot: Annotated[Path | None, typer.Option(help="write the Fig. 2 learning curves here")] = None,
 ) -> None:
@@ -87,17 +109,10 @@ def theory(
         alphas = parse_alphas(alpha)
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
         orders = parse_order(order)
-        try:
-            chosen = pick_engine(engine, p)
-        except ValueError as err:
-            raise UsageError(f"--engine: {err}") from None
+        chosen = _engine_for(engine, p, points, randomisations)
         valid = BRANCHES if chosen == "l2" else GENERAL_BRANCHES
         if branch != "all" and branch not in valid:
             raise UsageError(f"--branch must be one of {valid + ('all',)}, got {branch!r}")
-        if points < 2 or randomisations < 2:
-            raise UsageError(
-                f"--points and --randomisations must be >= 2, got {points}, {randomisations}"
-            )
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         if plot is not None:
@@ -133,6 +148,10 @@ def transition(
     sigma: SigmaOpt = 0.5,
     lam: LamOpt = 0.01,
     A: AOpt = STANDARD_A_TEXT,
+    rank: RankOpt = 1,
+    teacher_rank: TeacherRankOpt = 1,
+    encoding: EncodingOpt = None,
+    engine: EngineOpt = "auto",
     alpha_min: Annotated[float, typer.Option(help="lower end of the alpha range")] = 0.2,
     alpha_max: Annotated[float, typer.Option(help="upper end of the alpha range")] = 2.5,
     num: Annotated[int, typer.Option(help="alpha grid points for the branch scans")] = 24,
@@ -141,15 +160,18 @@ def transition(
     ),
     check_order: Annotated[
         str, typer.Option(help="second order, for the error estimate")
-    ] = "48,16",
+    ] = ",".join(map(str, CHECK_ORDER)),
+    points: PointsOpt = TRANSITION_POINTS,
+    randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,
     format: FormatOpt = "table",
 ) -> None:
     """alpha_c (positional -> semantic global minimum), alpha_l (attention beats the linear
-    baseline) with error estimates, and the spinodals (THEORY.md §5)."""
+    baseline) with error estimates, and the spinodals (THEORY.md §5), with either engine."""
     from ..transitions import find_transitions
 
     try:
-        p = build_params(omega, sigma, lam, A)
+        p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
+        _engine_for(engine, p, points, randomisations)
         orders = parse_order(order), parse_order(check_order, "--check-order")
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
@@ -162,6 +184,15 @@ def transition(
     except UsageError as err:
         _fail(err)
     res = find_transitions(
-        p, alpha_min=alpha_min, alpha_max=alpha_max, num=num, order=orders[0], check_order=orders[1]
+        p,
+        alpha_min=alpha_min,
+        alpha_max=alpha_max,
+        num=num,
+        engine=engine,
+        order=orders[0],
+        check_order=orders[1],
+        points=points,
+        randomisations=randomisations,
+        progress=sys.stderr.isatty(),
     )
     typer.echo(render([res.as_dict()], format))

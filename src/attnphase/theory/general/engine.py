@@ -217,7 +217,8 @@ class GeneralResult:
 
     values: q, M, theta, V, qhat, Mhat, thetahat, Vhat (arrays) and test_error, train_loss,
     train_loss_identity (R/d computed as alpha E[ell] + lambda tr q/(2 sigma^2), equal to
-    train_loss = -Phi at a fixed point up to the integration error)."""
+    train_loss = -Phi at a fixed point up to the integration error). points: Sobol points per
+    scrambling, before their antithetic images (the integrals use twice as many)."""
 
     alpha: float
     params: ModelParams
@@ -294,11 +295,13 @@ class GeneralResult:
     @property
     def kind(self) -> str:
         """semantic (theta != 0), positional (M != 0), mixed (both) or trivial, judged against
-        three standard errors; "none" when not converged."""
+        three standard errors (against 1e-8 alone for one scrambling); "none" when not
+        converged."""
         if not self.converged:
             return "none"
-        sem = np.any(np.abs(self.values["theta"]) > 3 * self.errors["theta"] + 1e-8)
-        pos = np.any(np.abs(self.values["M"]) > 3 * self.errors["M"] + 1e-8)
+        err = {k: np.nan_to_num(self.errors[k]) for k in ("theta", "M")}  # NaN: one scrambling
+        sem = np.any(np.abs(self.values["theta"]) > 3 * err["theta"] + 1e-8)
+        pos = np.any(np.abs(self.values["M"]) > 3 * err["M"] + 1e-8)
         if sem and pos:
             return "mixed"
         return "semantic" if sem else "positional" if pos else "trivial"
@@ -336,6 +339,13 @@ def _summary(solutions: list[Solution]) -> tuple[dict, dict]:
     return values, errors
 
 
+def make_channels(p: ModelParams, points: int, randomisations: int, seed: int = 0):
+    """`randomisations` independent scramblings (seeds seed, seed + 1, ...) of `points` points."""
+    return [
+        GeneralChannel(p.L, p.rank, p.teacher_rank, points, seed + k) for k in range(randomisations)
+    ]
+
+
 def solve_general(
     alpha: float,
     params: ModelParams | None = None,
@@ -368,10 +378,7 @@ def solve_general(
     else:
         start, label, cold = init, branch or "custom", False
     if channels is None:
-        channels = [
-            GeneralChannel(p.L, p.rank, p.teacher_rank, points, seed + k)
-            for k in range(randomisations)
-        ]
+        channels = make_channels(p, points, randomisations, seed)
     solutions: list[Solution] = []
     for k, channel in enumerate(channels):
         coarse = None
@@ -410,7 +417,7 @@ def solve_general(
         converged=converged,
         iterations=sum(s.iterations for s in solutions),
         status=status,
-        points=channels[0].n_points,
+        points=channels[0].n_points // 2,
         randomisations=len(channels),
         linear_test_error=eps_lin,
         linear_test_error_err=eps_lin_err,
@@ -428,18 +435,19 @@ def general_learning_curve(
     seed: int = 0,
     tol: float = 1e-5,
     progress: bool = False,
+    channels: list[GeneralChannel] | None = None,
 ) -> list[GeneralResult]:
     """Follow one branch along alpha with the general engine (results in the order of alphas):
     the same points and prox warm starts throughout (common random numbers, so differences
-    between alphas and branches are smooth), each point warm-started from the previous one
-    once the branch is found; increasing alpha, except decreasing for the semantic branch."""
+    between alphas and branches are smooth; pass the same `channels` to several curves to share
+    them across branches), each point warm-started from the previous one once the branch is
+    found; increasing alpha, except decreasing for the semantic branch."""
     p = params if params is not None else ModelParams()
     alist = [check_positive("alpha", a) for a in alphas]
     if not alist:
         raise ValueError("alphas must not be empty")
-    channels = [
-        GeneralChannel(p.L, p.rank, p.teacher_rank, points, seed + k) for k in range(randomisations)
-    ]
+    if channels is None:
+        channels = make_channels(p, points, randomisations, seed)
     order = sorted(range(len(alist)), key=lambda i: alist[i], reverse=branch == "semantic")
     if progress:
         from tqdm.auto import tqdm

@@ -1,6 +1,4 @@
-"""Transitions of THEORY.md §5: alpha_c (training losses of the semantic and positional branches
-cross), alpha_l (the global minimum's test error equals eps_lin), and the spinodals (where a
-branch stops existing along its continuation).
+"""Transitions of THEORY.md §5 with the exact L=2 engine.
 
 Each branch is followed along a grid of alpha (`learning_curve`); sign changes on the grid
 bracket the roots, which scipy's brentq refines with solves warm-started from the nearest grid
@@ -13,92 +11,19 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
 
-import numpy as np
-from scipy.optimize import brentq
-
-from .params import ModelParams
-from .theory import (
+from ..params import ModelParams
+from ..theory import (
     DEFAULT_ORDER,
     NonConvergenceWarning,
     TheoryResult,
     learning_curve,
     solve,
 )
+from .record import Transitions
+from .roots import bracket_sign_changes, refine_or_interpolate
 
 CHECK_ORDER = (48, 16)
-
-
-@dataclass(frozen=True)
-class Transitions:
-    """alpha_c, alpha_l with error estimates, and the spinodals (NaN where not in the range).
-
-    alpha_c is NaN when the training losses do not cross where both branches exist (e.g. the
-    semantic branch is already the lower one where it appears, at its spinodal); an error is NaN
-    when the check order does not resolve that root. The spinodals carry no error estimate:
-    they move with the quadrature order and the alpha grid (omega = 0.3, 24-point grid on
-    [0.2, 2.5]: 0.7266 at (24, 8), 0.7219 at (32, 12), 0.7203 at (64, 24);
-    `benchmarks/transitions_table.py`).
-
-    spinodal_semantic: smallest alpha where the semantic branch exists (bisection to 1/64 of the
-    grid step); spinodal_positional: largest alpha where the positional branch exists.
-
-    alpha_c_interpolated / alpha_l_interpolated: the root at `order` or at `check_order` is a
-    linear interpolation between grid points (Brent's refinement could not solve the branch
-    inside the bracket). Its error bound b, the distance to the far end of its bracket, is then
-    part of the error: err = |root - root_check| + 2 b + b_check (b bounds the reported root's
-    distance from its order's root; b + b_check bound the error of the order difference).
-    """
-
-    omega: float
-    sigma: float
-    lam: float
-    alpha_c: float
-    alpha_c_err: float
-    alpha_l: float
-    alpha_l_err: float
-    alpha_c_interpolated: bool
-    alpha_l_interpolated: bool
-    spinodal_semantic: float
-    spinodal_positional: float
-    alpha_min: float
-    alpha_max: float
-    order: tuple[int, int]
-    check_order: tuple[int, int]
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["n_xi"], d["n_y"] = d.pop("order")
-        d["check_n_xi"], d["check_n_y"] = d.pop("check_order")
-        return d
-
-
-def bracket_sign_changes(alphas: Sequence[float], values: Sequence[float]) -> list[tuple[int, int]]:
-    """Index pairs (i, i+1) of consecutive finite values with opposite signs."""
-    out = []
-    for i in range(len(alphas) - 1):
-        a, b = values[i], values[i + 1]
-        if math.isfinite(a) and math.isfinite(b) and a * b < 0:
-            out.append((i, i + 1))
-    return out
-
-
-def refine_root(fn: Callable[[float], float], lo: float, hi: float, xtol: float = 1e-4) -> float:
-    """Root of fn in [lo, hi] (a sign change) by Brent's method."""
-    return float(brentq(fn, lo, hi, xtol=xtol))
-
-
-def _refine_or_interpolate(fn, lo, hi, f_lo, f_hi) -> tuple[float, float]:
-    """(root, error bound): Brent's root with bound 0, or, where fn cannot be evaluated inside
-    the bracket (a re-solve left the branch), the linear interpolation x of the bracketing grid
-    values with bound max(x - lo, hi - x): the root lies somewhere in the bracket."""
-    try:
-        return refine_root(fn, lo, hi), 0.0
-    except ValueError:
-        x = lo - f_lo * (hi - lo) / (f_hi - f_lo)
-        return float(x), float(max(x - lo, hi - x))
 
 
 def _on(res: TheoryResult, branch: str) -> bool:
@@ -184,51 +109,37 @@ def _roots(alphas, p, sem, pos, order) -> tuple[float, float, float, float]:
     brackets = bracket_sign_changes(alphas, gaps)
     if brackets:
         i, j = brackets[0]
-        alpha_c, bound_c = _refine_or_interpolate(loss_gap, alphas[i], alphas[j], gaps[i], gaps[j])
+        alpha_c, bound_c = refine_or_interpolate(loss_gap, alphas[i], alphas[j], gaps[i], gaps[j])
     # alpha_l: the first crossing of eps_lin by the global minimum's eps_g, which can also jump
     # across eps_lin at alpha_c: a bracket that holds that jump is not a root
     for i, j in bracket_sign_changes(alphas, lin):
         if math.isfinite(alpha_c) and alphas[i] <= alpha_c <= alphas[j]:
             lo, hi = lin_gap(alphas[i]), lin_gap(alpha_c - 1e-6)
             if lo * hi < 0:
-                alpha_l, bound_l = _refine_or_interpolate(
-                    lin_gap, alphas[i], alpha_c - 1e-6, lo, hi
-                )
+                alpha_l, bound_l = refine_or_interpolate(lin_gap, alphas[i], alpha_c - 1e-6, lo, hi)
             else:
                 lo, hi = lin_gap(alpha_c + 1e-6), lin_gap(alphas[j])
                 if lo * hi < 0:
-                    alpha_l, bound_l = _refine_or_interpolate(
+                    alpha_l, bound_l = refine_or_interpolate(
                         lin_gap, alpha_c + 1e-6, alphas[j], lo, hi
                     )
                 else:
                     # eps_g jumps across eps_lin at the first-order transition
                     alpha_l, bound_l = alpha_c, bound_c
         else:
-            alpha_l, bound_l = _refine_or_interpolate(lin_gap, alphas[i], alphas[j], lin[i], lin[j])
+            alpha_l, bound_l = refine_or_interpolate(lin_gap, alphas[i], alphas[j], lin[i], lin[j])
         break
     return alpha_c, alpha_l, bound_c, bound_l
 
 
-def find_transitions(
-    params: ModelParams | None = None,
-    *,
-    alpha_min: float = 0.2,
-    alpha_max: float = 2.5,
-    num: int = 24,
+def l2_transitions(
+    p: ModelParams,
+    alphas: list[float],
     order=DEFAULT_ORDER,
     check_order=CHECK_ORDER,
 ) -> Transitions:
-    """alpha_c, alpha_l (THEORY.md §5) and the spinodals on [alpha_min, alpha_max].
-
-    The errors are |root(order) - root(check_order)|, the change between two quadrature orders,
-    plus the error bounds of roots that fell back to linear interpolation (`Transitions`).
-    """
-    p = params if params is not None else ModelParams()
-    if not 0 < alpha_min < alpha_max:
-        raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
-    if num < 3:
-        raise ValueError(f"num must be >= 3, got {num}")
-    alphas = list(np.linspace(alpha_min, alpha_max, num))
+    """alpha_c, alpha_l and the spinodals on the grid `alphas` with the exact L=2 engine; the
+    errors are |root(order) - root(check_order)| plus the interpolation bounds."""
     order, check_order = tuple(order), tuple(check_order)
     scans = {
         o: (
@@ -254,8 +165,9 @@ def find_transitions(
         alpha_l_interpolated=bool(bl + bl2 > 0),
         spinodal_semantic=ss,
         spinodal_positional=sp,
-        alpha_min=alpha_min,
-        alpha_max=alpha_max,
-        order=tuple(order),
-        check_order=tuple(check_order),
+        alpha_min=alphas[0],
+        alpha_max=alphas[-1],
+        order=order,
+        check_order=check_order,
+        engine="l2",
     )

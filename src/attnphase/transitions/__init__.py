@@ -1,0 +1,60 @@
+"""Transitions of THEORY.md §5: alpha_c (training losses of the semantic and positional branches
+cross), alpha_l (the global minimum's test error equals eps_lin), and the spinodals (where a
+branch stops existing along its continuation), with either theory engine: `l2` (exact L=2,
+error from a second quadrature order) or `general` (any L, r, t and encodings, error from
+independent scramblings).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..params import ModelParams, check_int
+from ..theory import DEFAULT_ORDER, DEFAULT_RANDOMISATIONS, pick_engine
+from .general import general_transitions
+from .l2 import CHECK_ORDER, l2_transitions
+from .record import Transitions
+from .roots import bracket_sign_changes, refine_or_interpolate, refine_root
+
+TRANSITION_POINTS = 4096  # per scrambling (general engine): alpha_c to ~1e-3 at L=3, omega=0.3
+
+
+def find_transitions(
+    params: ModelParams | None = None,
+    *,
+    alpha_min: float = 0.2,
+    alpha_max: float = 2.5,
+    num: int = 24,
+    engine: str = "auto",
+    order=DEFAULT_ORDER,
+    check_order=CHECK_ORDER,
+    points: int = TRANSITION_POINTS,
+    randomisations: int = DEFAULT_RANDOMISATIONS,
+    progress: bool = False,
+) -> Transitions:
+    """alpha_c, alpha_l (THEORY.md §5) and the spinodals on [alpha_min, alpha_max], the
+    branches followed on a grid of `num` alphas. engine "auto": l2 for the paper's L=2 case,
+    general otherwise; order/check_order apply to l2, points/randomisations to general."""
+    p = params if params is not None else ModelParams()
+    if not 0 < alpha_min < alpha_max or not np.isfinite(alpha_max):
+        raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
+    num = check_int("num", num, minimum=3)
+    alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, num)]
+    if pick_engine(engine, p) == "l2":
+        return l2_transitions(p, alphas, order, check_order)
+    points = check_int("points", points, minimum=2)
+    randomisations = check_int("randomisations", randomisations, minimum=2)
+    return general_transitions(
+        p, alphas, points=points, randomisations=randomisations, progress=progress
+    )
+
+
+__all__ = [
+    "CHECK_ORDER",
+    "TRANSITION_POINTS",
+    "Transitions",
+    "bracket_sign_changes",
+    "find_transitions",
+    "refine_or_interpolate",
+    "refine_root",
+]

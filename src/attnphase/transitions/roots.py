@@ -1,0 +1,42 @@
+"""Root bracketing and refinement shared by the transition finders (THEORY.md §5)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from scipy.optimize import brentq
+
+
+def bracket_sign_changes(alphas: Sequence[float], values: Sequence[float]) -> list[tuple[int, int]]:
+    """Index pairs (i, i+1) of consecutive finite values with opposite signs."""
+    out = []
+    for i in range(len(alphas) - 1):
+        a, b = values[i], values[i + 1]
+        if math.isfinite(a) and math.isfinite(b) and a * b < 0:
+            out.append((i, i + 1))
+    return out
+
+
+def refine_root(fn: Callable[[float], float], lo: float, hi: float, xtol: float = 1e-4) -> float:
+    """Root of fn in [lo, hi] (a sign change) by Brent's method."""
+    return float(brentq(fn, lo, hi, xtol=xtol))
+
+
+def refine_or_interpolate(fn, lo, hi, f_lo, f_hi) -> tuple[float, float]:
+    """(root, error bound): Brent's root with bound 0, or, where fn cannot be evaluated inside
+    the bracket (a re-solve left the branch: fn returned NaN), the linear interpolation x of the
+    bracketing grid values with bound max(x - lo, hi - x): the root lies somewhere in the
+    bracket."""
+
+    def checked(a: float) -> float:
+        value = fn(a)
+        if not math.isfinite(value):
+            raise ValueError(f"not on the branch at alpha = {a}")
+        return value
+
+    try:
+        return refine_root(checked, lo, hi), 0.0
+    except ValueError:
+        x = lo - f_lo * (hi - lo) / (f_hi - f_lo)
+        return float(x), float(max(x - lo, hi - x))

@@ -28,13 +28,21 @@ def main() -> None:
     ap.add_argument("--points", default="2048,4096,16384")
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
-    print(f"{'case':<14}{'points':>8}{'seed':>6}{'Vhat':>10}{'Mhat':>10}{'thetahat':>10}{'qhat':>10}")
+    print(
+        f"{'case':<14}{'points':>8}{'seed':>6}{'Vhat':>10}{'Mhat':>10}{'thetahat':>10}{'qhat':>10}"
+    )
     for name, (p, o, _, _) in cases.CASES.items():
         for n in (int(x) for x in args.points.split(",")):
             for seed in range(1, args.seeds + 1):
-                c = check_stationarity(1.5, p, o, GeneralChannel(p.L, p.rank, p.teacher_rank, n, seed))
+                c = check_stationarity(
+                    1.5, p, o, GeneralChannel(p.L, p.rank, p.teacher_rank, n, seed)
+                )
                 dev = [c.deviation(k) for k in ("Vhat", "Mhat", "thetahat", "qhat")]
-                print(f"{name:<14}{n:>8}{seed:>6}" + "".join(f"{x:10.4f}" for x in dev[:3]) + f"{dev[3]:10.1e}")
+                print(
+                    f"{name:<14}{n:>8}{seed:>6}"
+                    + "".join(f"{x:10.4f}" for x in dev[:3])
+                    + f"{dev[3]:10.1e}"
+                )
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from .train import OPTIMIZERS, Diverged, minimise
 
 INITS = ("semantic", "positional", "random")
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
-MODEL_FIELDS = ("omega", "sigma", "lam", "A", "r", "t", "encodings", "positions")
+_MODEL_FIELDS = ("omega", "sigma", "lam", "A", "r", "t", "encodings", "positions")
 
 
 class SimulationWarning(RuntimeWarning):
@@ -93,7 +93,7 @@ class SimConfig:
         """The simulation of the model `params` (the object that describes a theory point) at
         dimension d and sample ratio alpha; `training_options` are the other fields (init,
         optimizer, n_test, ...), not the model's."""
-        given = sorted(set(training_options) & set(MODEL_FIELDS))
+        given = sorted(set(training_options) & set(_MODEL_FIELDS))
         if given:
             raise ValueError(f"{given[0]}: set by params, not a training option")
         return cls(

@@ -85,6 +85,8 @@ def test_explicit_defaults_and_number_spellings_give_one_run_id():
     assert run_id("simulation", {}) == run_id(
         "simulation", {"d": 1000.0, "seed": 0, "lr": "none", "n_test": "1e4"}
     )
+    assert run_id("simulation", {"encodings": "1,-1"}) == run_id("simulation", {})
+    assert run_id("simulation", {"encodings": "1,-0.5"}) != run_id("simulation", {})
     assert run_id("theory", {"alpha": 1.0}) != run_id("simulation", {"alpha": 1.0})
     assert run_id("theory", {"alpha": 1.0}) != run_id("theory", {"alpha": 1.0 + 1e-12})
     assert run_id("theory", {"alpha": 1, "order": [24, 8]}) != run_id(

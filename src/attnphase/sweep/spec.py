@@ -60,6 +60,7 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "A": "matrix",
         "r": "integer",
         "t": "integer",
+        "encodings": "numbers or none",
         "init": "name",
         "init_m": "real",
         "init_scale": "real",
@@ -270,7 +271,8 @@ def _validate_simulation(p: dict) -> None:
 
     if p["seed"] < 0:
         raise ValueError(f"seed must be an integer >= 0, got {p['seed']}")
-    SimConfig(**{k: v for k, v in p.items() if k != "seed"})
+    cfg = SimConfig(**{k: v for k, v in p.items() if k != "seed"})
+    p["encodings"] = _nested_lists(cfg.encodings)  # default filled in: one run id per model
 
 
 _VALIDATE = {"theory": _validate_theory, "simulation": _validate_simulation}

@@ -1,0 +1,163 @@
+"""Convergence of the general engine (THEORY.md §7.5-§7.6) in the number of points per scrambling.
+
+For each case and point count, one `solve_general` with `--randomisations` scramblings (seeds
+0, 1, ...; the same seeds at every point count, so the rows are nested Sobol sequences) and its
+wall time. For q, the order parameter (theta on the semantic branch, |m| on the positional one;
+their sign is a symmetry of the model), V, eps_g and the training loss it prints the reported
+relative standard error `err` = x_err/|ref| and the actual deviation `dev` = (|x| - ref)/ref of
+the mean from the reference; `dev/err` near N(0, 1) means honest error bars, a drift away from
+0 as the error shrinks a bias.
+
+References: at L=2 the exact l2 engine at Gauss-Hermite order (128, 32) (its own uncertainty,
+the difference from the default order (64, 24), is printed with it); at L=3 a high-accuracy
+general run on independent scramblings (seeds 1000, 1001, ...), with its standard error: by
+default the stored one of tests/test_error_honesty.py (8 x 65536 points, 25 min), recomputed
+with `--ref-points N` (and `--ref-randomisations`, default 8), which prints it in full.
+
+Starts: the semantic cases start cold from the branch, the positional ones from explicit
+overlaps near the branch, because cold positional starts end at the trivial point on a quarter
+(L=3, alpha 0.8) to a half (L=2, alpha 1.5) of the scramblings
+(tests/test_error_honesty.py::test_positional_cold_start_finds_the_branch).
+
+Timings depend on the load of the (shared, 2-core) machine: the load average is printed at the
+start and at the end.
+
+    .venv/bin/python benchmarks/general_convergence.py                  # ~15 min
+    .venv/bin/python benchmarks/general_convergence.py --points 512,1024,...,65536
+    .venv/bin/python benchmarks/general_convergence.py --cases L3-semantic --points '' \
+        --ref-points 65536                                               # the stored reference
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+
+from attnphase import solve
+from attnphase.theory.general.engine import solve_general
+
+# the cases (parameters, branch, alpha, start) and the stored L=3 references
+_spec = importlib.util.spec_from_file_location(
+    "test_error_honesty", Path(__file__).resolve().parents[1] / "tests" / "test_error_honesty.py"
+)
+honesty = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = honesty
+_spec.loader.exec_module(honesty)
+
+CASES = honesty.CASES
+OBSERVABLES = honesty.OBSERVABLES  # q, order parameter (by modulus), V, test_error, train_loss
+REFERENCE_SEED = 1000
+
+
+def solve_case(case, points: int, randomisations: int, seed: int = 0):
+    cold = case.start is None
+    return solve_general(
+        case.alpha,
+        case.params,
+        init=case.branch if cold else case.start,
+        branch=None if cold else case.branch,
+        points=points,
+        randomisations=randomisations,
+        seed=seed,
+    )
+
+
+def values_of(res, branch: str) -> tuple[dict[str, float], dict[str, float]]:
+    """Observables of a result (the order parameter by its modulus) and their standard errors."""
+    order = "theta" if branch == "semantic" else "m"
+    names = dict(zip(OBSERVABLES, ("q", order, "V", "test_error", "train_loss"), strict=True))
+    vals = {k: abs(float(getattr(res, n))) for k, n in names.items()}
+    errs = {k: float(getattr(res, f"{n}_err")) for k, n in names.items()}
+    return vals, errs
+
+
+def l2_reference(case) -> tuple[dict[str, float], dict[str, float], str]:
+    """The exact engine at order (128, 32); uncertainty: its difference from order (64, 24)."""
+    fine = solve(case.alpha, case.params, init=case.branch, order=(128, 32), tol=1e-10)
+    default = solve(case.alpha, case.params, init=case.branch, order=(64, 24), tol=1e-10)
+    assert fine.kind == case.branch == default.kind, (fine.kind, default.kind)
+
+    def pick(r):
+        order = r.theta if case.branch == "semantic" else r.m
+        values = (r.q, order, r.V, r.test_error, r.train_loss)
+        return {k: abs(v) for k, v in zip(OBSERVABLES, values, strict=True)}
+
+    ref, other = pick(fine), pick(default)
+    unc = {k: abs(other[k] - ref[k]) for k in ref}
+    return ref, unc, "l2 engine at order (128, 32); uncertainty |(64, 24) - (128, 32)|"
+
+
+def l3_reference(name: str, case, ref_points: int | None, ref_r: int):
+    if ref_points is None:
+        ref, unc = honesty.L3_REFERENCE[name]
+        return ref, unc, "stored in tests/test_error_honesty.py (8 x 65536 points); its std. error"
+    res = solve_case(case, ref_points, ref_r, seed=REFERENCE_SEED)
+    assert res.converged and res.kind == case.branch, (name, res.status, res.kind)
+    ref, unc = values_of(res, case.branch)
+    return ref, unc, f"general engine, {ref_r} x {ref_points} points; its std. error"
+
+
+def run_case(name: str, points: list[int], randomisations: int, ref_points, ref_r: int) -> None:
+    case = CASES[name]
+    t = time.perf_counter()
+    if case.params.L == 2:
+        ref, unc, label = l2_reference(case)
+    else:
+        ref, unc, label = l3_reference(name, case, ref_points, ref_r)
+    start = "cold" if case.start is None else "explicit overlaps"
+    print(
+        f"\n{name}: {case.branch} branch, alpha={case.alpha}, L={case.params.L}, "
+        f"A={case.params.A_array.round(6).tolist()}, C={case.params.C_array.ravel().tolist()}, "
+        f"start {start}"
+    )
+    print(f"reference ({label}; {time.perf_counter() - t:.0f} s):")
+    print("  " + "  ".join(f"{k}={ref[k]:.10g} +- {unc[k]:.2g}" for k in OBSERVABLES))
+    print(
+        f"{randomisations} scramblings per row; relative to the reference: err = reported "
+        "standard error, dev = mean - reference, dev/err"
+    )
+    print(f"{'points':>7} " + " ".join(f"{k:>26}" for k in OBSERVABLES) + "  seconds", flush=True)
+    for n in points:
+        t = time.perf_counter()
+        res = solve_case(case, n, randomisations)
+        secs = time.perf_counter() - t
+        if not (res.converged and res.kind == case.branch):
+            print(f"{n:>7} not on the branch: {res.status}, {res.kind}  {secs:.1f}", flush=True)
+            continue
+        vals, errs = values_of(res, case.branch)
+        cells = []
+        for k in OBSERVABLES:
+            err, dev = errs[k] / ref[k], (vals[k] - ref[k]) / ref[k]
+            cells.append(f"{err:8.1e} {dev:9.1e} {dev / err:7.2f}")
+        print(f"{n:>7} " + " ".join(cells) + f"  {secs:7.1f}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default=",".join(CASES), help=f"among {','.join(CASES)}")
+    ap.add_argument("--points", default="512,1024,2048,4096,8192,16384")
+    ap.add_argument("--randomisations", type=int, default=4)
+    ap.add_argument("--ref-points", type=int, help="recompute the L=3 reference")
+    ap.add_argument("--ref-randomisations", type=int, default=8)
+    args = ap.parse_args()
+    points = [int(x) for x in args.points.split(",") if x]
+    names = args.cases.split(",")
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        ap.error(f"--cases: unknown {unknown}; choose among {list(CASES)}")
+    print(f"load average at start (1, 5, 15 min): {os.getloadavg()}; {os.cpu_count()} cores")
+    start = time.perf_counter()
+    for name in names:
+        run_case(name, points, args.randomisations, args.ref_points, args.ref_randomisations)
+    print(
+        f"\ntotal {time.perf_counter() - start:.0f} s; "
+        f"load average at end (1, 5, 15 min): {os.getloadavg()}"
+    )
+
+
+if __name__ == "__main__":
+    main()

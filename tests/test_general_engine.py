@@ -88,3 +88,36 @@ def test_training_loss_identity_at_fixed_points(params, branch, alpha):
             assert obs["train_loss_identity"] == pytest.approx(obs["train_loss"], rel=1e-5)
     gap = gen.values["train_loss_identity"] - gen.values["train_loss"]
     assert abs(gap) <= 3 * gen.errors["train_loss"]
+
+
+def test_cold_trivial_start_at_l3_where_the_small_q_start_is_undefined():
+    """At L=3, alpha 1.5 the trivial start (q = 0.02) has lambda + sigma^2 Vhat < 0 (measured:
+    -0.017); the start's q is doubled until the map is defined, and the fixed point satisfies
+    R/d = -Phi (512 points x 2 scramblings: they differ by 1.4e-5 = 0.13%)."""
+    r = solve_general(1.5, ModelParams(A=L3_A), init="trivial", points=512, randomisations=2)
+    assert r.converged and r.kind == "trivial", r.status
+    assert r.train_loss == pytest.approx(r.train_loss_identity, rel=5e-3)
+
+
+def test_positional_start_beyond_the_branch_end_finishes_on_the_trivial_point():
+    """L=3, C = (1, 0, -1): the positional branch ends near alpha 1.28 (THEORY.md §7.6); at
+    alpha 2 the start's M decays geometrically, which a relative convergence test never
+    accepts (before: 432 iterations, not converged). It is finished on the trivial manifold
+    and equals the trivial fixed point on the same points."""
+    p = ModelParams(A=L3_A)
+    pos = solve_general(2.0, p, init="positional", points=512, randomisations=2)
+    triv = solve_general(2.0, p, init="trivial", points=512, randomisations=2)
+    assert pos.converged and pos.kind == "trivial", pos.status
+    assert pos.q == pytest.approx(triv.q, rel=1e-4) and pos.V == pytest.approx(triv.V, rel=1e-4)
+
+
+def test_rank2_trivial_start_converges():
+    """On the trivial manifold at r = 2 the fixed point is rotation invariant (q, V ~ I): the
+    eigenvector frame of q is not used there (it rotated with the noise and the iteration
+    diverged, residual 233). q stays isotropic to the integration error (at 512 x 2 points:
+    diagonal entries 0.4% apart, off-diagonal 1.3% of the diagonal)."""
+    r = solve_general(1.5, ModelParams(rank=2), init="trivial", points=512, randomisations=2)
+    assert r.converged and r.kind == "trivial", r.status
+    q = np.asarray(r.q)
+    assert abs(q[0, 0] - q[1, 1]) < 0.02 * q[0, 0] and abs(q[0, 1]) < 0.02 * q[0, 0]
+    assert r.train_loss == pytest.approx(r.train_loss_identity, rel=5e-3)

@@ -14,6 +14,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from ...baseline import linear_test_error_qmc
 from ...params import ModelParams, check_int, check_positive
@@ -25,6 +26,7 @@ GENERAL_BRANCHES = ("semantic", "positional", "trivial", "mixed")
 DEFAULT_POINTS = 8192  # per scrambling, before the antithetic images
 DEFAULT_RANDOMISATIONS = 4
 COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
+COLLAPSED = 1e-4  # max |M| (positional) or |theta| (semantic): the start fell to the trivial point
 
 
 def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
@@ -87,6 +89,16 @@ class _Layout:
             V=self._sym(x[nq + KM + tT :]),
         )
 
+    def blocks(self) -> list[slice]:
+        """Slices of q, M, theta and V in the packed vector."""
+        nq = len(self.iu[0])
+        edges = np.cumsum([0, nq, self.K * self.r, self.t * self.r, nq])
+        return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+    def pins_M_and_theta(self, keep: np.ndarray) -> bool:
+        _, bM, bT, _ = self.blocks()
+        return not keep[bM].any() and not keep[bT].any()
+
     def mask(self, pin_M: bool, pin_theta: bool) -> np.ndarray:
         nq = len(self.iu[0])
         keep = np.ones(2 * nq + (self.K + self.t) * self.r)
@@ -101,11 +113,14 @@ def canonical(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
     """The overlaps in a fixed frame of the student's column space. The model is invariant under
     Q -> Q R (R orthogonal r x r: S(h R) = S(h), the ridge is isotropic), so fixed points come
     in orbits q -> R^T q R, M -> M R, theta -> theta R, V -> R^T V R, along which an iteration
-    would drift. The frame: q diagonal with decreasing entries, each axis signed to stay close
-    to the current one (U_cc >= 0), so that a map that flips a column (M -> -M) is not mistaken
-    for a fixed point. For r = 1 this is the identity."""
-    lam, U = np.linalg.eigh(o.q)
-    U = U[:, ::-1]
+    would drift. The frame: q diagonal, its eigenvectors assigned to the current axes they are
+    closest to (the permutation maximising sum |U_cc|) and signed to keep U_cc >= 0. Tying the
+    frame to the current axes keeps the map continuous where two eigenvalues of q cross
+    (sorting them would swap two columns there) and keeps a map that flips a column (M -> -M)
+    from passing for a fixed point. For r = 1 this is the identity."""
+    _, U = np.linalg.eigh(o.q)
+    _, cols = linear_sum_assignment(-np.abs(U))
+    U = U[:, cols]
     U = U * np.where(np.diag(U) < 0, -1.0, 1.0)
     return ge.MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
 
@@ -126,6 +141,9 @@ class GeneralMap:
     def __init__(self, alpha: float, p: ModelParams, channel: GeneralChannel, keep: np.ndarray):
         self.alpha, self.p, self.channel, self.keep = alpha, p, channel, keep
         self.layout = _Layout(p.rank, p.K, p.teacher_rank)
+        # M = theta = 0 (trivial manifold): the fixed point is rotation invariant (q, V
+        # proportional to I), nothing drifts, and q's eigenvectors are no frame
+        self.isotropic = self.layout.pins_M_and_theta(keep)
         self.rho = p.sigma**2 * np.eye(p.teacher_rank)
 
     def admissible(self, x: np.ndarray) -> bool:
@@ -145,10 +163,32 @@ class GeneralMap:
             new = ge.overlaps(h, sigma=self.p.sigma, lam=self.p.lam, rho=self.rho)
         except ArithmeticError as err:
             raise InadmissibleStep(str(err)) from None
-        fx = self.layout.pack(canonical(new)) * self.keep
+        fx = self.layout.pack(new if self.isotropic else canonical(new)) * self.keep
         if not np.all(np.isfinite(fx)):
             raise InadmissibleStep("non-finite overlaps")
         return fx, (h, m)
+
+
+def collapsed(layout: _Layout, x: np.ndarray, branch: str) -> bool:
+    """Whether a semantic (positional) iterate's theta (M) has fallen below COLLAPSED."""
+    _, bM, bT, _ = layout.blocks()
+    block = {"semantic": bT, "positional": bM}.get(branch)
+    return block is not None and float(np.abs(x[block]).max()) < COLLAPSED
+
+
+def defined_start(fmap: GeneralMap, x: np.ndarray, layout: _Layout, tries: int = 6) -> np.ndarray:
+    """A cold start where the map is defined: q doubled until lambda I + sigma^2 Vhat is positive
+    definite there. With q small the fields sit where the loss is concave on average and Vhat < 0
+    (measured at L=3, omega 0.3, start q = 0.02: from alpha 1.5 on the trivial manifold and at
+    alpha 2 on the positional one; q >= 0.1 is defined at alpha 0.8-3)."""
+    for _ in range(tries):
+        try:
+            fmap.step(x)
+            return x
+        except InadmissibleStep:
+            o = layout.unpack(x)
+            x = layout.pack(dataclasses.replace(o, q=2.0 * o.q)) * fmap.keep
+    return x
 
 
 @dataclass(frozen=True)
@@ -187,7 +227,9 @@ def solve_one(
     anderson: int = 3,
     max_iter: int = 200,
 ) -> Solution:
-    """Fixed point on one scrambling from `start` (first damped on `coarse` when given)."""
+    """Fixed point on one scrambling from `start` (first damped on `coarse` when given), by
+    Anderson-accelerated damped steps; a start whose order parameter collapses (`collapsed`)
+    is finished on the trivial manifold."""
     layout = _Layout(p.rank, p.K, p.teacher_rank)
     keep = layout.mask(*pinned(branch))
     x = layout.pack(canonical(start)) * keep
@@ -195,13 +237,22 @@ def solve_one(
     kw = dict(admissible=fine.admissible, damping=damping, max_iter=max_iter)
     iterations = 0
     if coarse is not None:
+        rough = GeneralMap(alpha, p, coarse, keep)
+        x = defined_start(rough, x, layout)
         # plain damped steps: Anderson started cold can land on the unstable trivial point
-        pre = iterate(GeneralMap(alpha, p, coarse, keep).step, x, tol=1e-3, **kw)
+        pre = iterate(rough.step, x, tol=1e-3, **kw)
         iterations += pre.iterations
         if pre.aux is not None and fine.admissible(pre.x):
             x = pre.x
     rep = iterate(fine.step, x, tol=tol, anderson=anderson, **kw)
     iterations += rep.iterations
+    if not rep.converged and rep.aux is not None and collapsed(layout, rep.x, branch):
+        # the branch's order parameter decays geometrically to zero, which a relative
+        # convergence test never accepts: finish on the trivial manifold
+        keep = layout.mask(True, True)
+        fine = GeneralMap(alpha, p, channel, keep)
+        rep = iterate(fine.step, rep.x * keep, tol=tol, anderson=anderson, **kw)
+        iterations += rep.iterations
     if rep.aux is None or not (rep.converged or rep.status == "maximum iterations reached"):
         return Solution(None, None, {}, False, iterations, rep.residuals, rep.status)
     o = layout.unpack(rep.x)

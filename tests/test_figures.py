@@ -173,3 +173,33 @@ def test_quick_transition_lines_give_the_default_orders_verdict():
     assert lines["alpha_l"].iloc[:2].to_numpy() == pytest.approx([0.8924, 1.4920], abs=0.01)
     assert np.isnan(lines["alpha_c"].iloc[2]) and np.isnan(lines["alpha_l"].iloc[2])
     assert lines["omega"].tolist() == [0.1, 0.3, 0.5]
+
+
+def test_learning_curves_draw_the_general_engines_error_bars(tmp_path, monkeypatch):
+    """General-engine tables (`<name>_err` columns, engine "general"): every branch and eps_lin
+    drawn with bars of two standard errors; matrix overlaps (r = 2) by their Frobenius norm;
+    the QMC accuracy stated in the title."""
+    from matplotlib.container import ErrorbarContainer
+
+    from attnphase import plots
+
+    rows = [
+        dict(alpha=a, branch=b, kind=b, converged=True, sigma=0.5, omega=0.3, lam=0.01,
+             theta=[[0.1 * (b == "semantic"), 0.0]], theta_err=[[0.001, 0.0]],
+             m=[[0.0, 0.2 * (b == "positional")]], m_err=[[0.0, 0.002]],
+             test_error=0.003, test_error_err=1e-5, linear_test_error=0.002,
+             linear_test_error_err=1e-6, engine="general", points=1024, randomisations=4,
+             rank=2, teacher_rank=1)
+        for a in (1.0, 2.0) for b in ("semantic", "positional")
+    ]  # fmt: skip
+    captured = {}
+    monkeypatch.setattr(plots, "save", lambda fig, path: captured.setdefault("fig", fig))
+    plots.learning_curves(pd.DataFrame(rows), tmp_path / "l3.png")
+    fig = captured["fig"]
+    axes = fig.axes[:3]
+    bars = [c for ax in axes for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 2 + 2 + 3  # theta, m per branch; eps_g per branch and eps_lin
+    theta_sem = next(c for c in axes[0].containers if c.get_label() == "semantic")
+    assert theta_sem.lines[0].get_ydata() == pytest.approx([0.4, 0.4])  # |theta|_F / sigma^2
+    title = fig.get_suptitle()
+    assert "QMC 4 x 1024 points" in title and "r = 2, t = 1" in title

@@ -30,7 +30,20 @@ def parameters_text(df: pd.DataFrame, keys=("omega", "sigma", "lam")) -> str:
         parts.append(f"A = [{rows}]")
     if {"n_xi", "n_y"} <= set(df):
         parts.append(f"quadrature order ({int(first['n_xi'])}, {int(first['n_y'])})")
+    if {"rank", "teacher_rank"} <= set(df) and (first["rank"], first["teacher_rank"]) != (1, 1):
+        parts.append(f"r = {int(first['rank'])}, t = {int(first['teacher_rank'])}")
+    if {"points", "randomisations"} <= set(df) and first.get("engine") == "general":
+        parts.append(
+            f"QMC {int(first['randomisations'])} x {int(first['points'])} points "
+            "(bars: ±2 standard errors)"
+        )
     return ", ".join(parts)
+
+
+def _scalar(values: pd.Series) -> np.ndarray:
+    """Overlaps as numbers: scalars as they are, matrices (r, t or K > 1) by their Frobenius
+    norm."""
+    return np.array([float(np.linalg.norm(np.asarray(v, dtype=float))) for v in values])
 
 
 def _theory_axes(theory: pd.DataFrame, prefix: str = "") -> tuple:
@@ -43,20 +56,43 @@ def _theory_axes(theory: pd.DataFrame, prefix: str = "") -> tuple:
         sub = sub[sub["converged"] & (sub["kind"] == branch)].sort_values("alpha")
         plotted[branch] = sub
         style = {**LINES.get(branch, {"color": color(branch)}), "label": f"{prefix}{branch}"}
-        axes[0].plot(sub["alpha"], sub["theta"] / sub["sigma"] ** 2, **style)
-        axes[1].plot(sub["alpha"], sub["m"], **style)
-        axes[2].plot(sub["alpha"], sub["test_error"], **style)
+        s2 = sub["sigma"].to_numpy() ** 2
+        for ax, col, scale in (
+            (axes[0], "theta", s2),
+            (axes[1], "m", 1.0),
+            (axes[2], "test_error", 1.0),
+        ):
+            _curve(ax, sub, col, scale, style)
     lin = theory.drop_duplicates("alpha").sort_values("alpha")
-    axes[2].plot(
-        lin["alpha"],
-        lin["linear_test_error"],
-        label=r"linear baseline $\epsilon_{lin}$",
-        **LINES["linear"],
+    _curve(
+        axes[2],
+        lin,
+        "linear_test_error",
+        1.0,
+        {"label": r"linear baseline $\epsilon_{lin}$", **LINES["linear"]},
     )
-    for ax, ylabel in zip(axes, (r"$\theta/\sigma^2$", r"$m$", r"$\epsilon_g$"), strict=True):
+    matrix = len(theory) and np.asarray(theory["theta"].iloc[0], dtype=float).size > 1
+    labels = (
+        (r"$\|\theta\|_F/\sigma^2$", r"$\|M\|_F$", r"$\epsilon_g$")
+        if matrix
+        else (r"$\theta/\sigma^2$", r"$m$", r"$\epsilon_g$")
+    )
+    for ax, ylabel in zip(axes, labels, strict=True):
         ax.set_xlabel(r"$\alpha = n/d$")
         ax.set_ylabel(ylabel)
     return fig, axes, plotted
+
+
+def _curve(ax, sub: pd.DataFrame, col: str, scale, style: dict) -> None:
+    """A theory curve; with bars of two standard errors where the table has `<col>_err` (the
+    general engine's integration error; for a matrix overlap, the norm of the entries'
+    errors)."""
+    y = _scalar(sub[col]) / scale
+    if f"{col}_err" in sub and np.isfinite(_scalar(sub[f"{col}_err"])).any():
+        err = 2 * _scalar(sub[f"{col}_err"]) / scale
+        ax.errorbar(sub["alpha"], y, yerr=err, capsize=2, elinewidth=0.8, marker="o", ms=3, **style)
+    else:
+        ax.plot(sub["alpha"], y, **style)
 
 
 def _legend_rank(label: str) -> tuple[int, int]:

@@ -244,6 +244,9 @@ def solve_one(
         iterations += pre.iterations
         if pre.aux is not None and fine.admissible(pre.x):
             x = pre.x
+            if not pre.converged and collapsed(layout, x, branch):
+                keep = layout.mask(True, True)
+                x, fine = x * keep, GeneralMap(alpha, p, channel, keep)
     rep = iterate(fine.step, x, tol=tol, anderson=anderson, **kw)
     iterations += rep.iterations
     if not rep.converged and rep.aux is not None and collapsed(layout, rep.x, branch):

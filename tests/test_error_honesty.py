@@ -70,7 +70,8 @@ FACTOR = 1.5
 L3_A = np.full((3, 3), 0.2) + 0.4 * np.eye(3)
 
 
-def _explicit(q: float, m: float, V: float) -> ge.MatrixOverlaps:
+def explicit_start(q: float, m: float, V: float) -> ge.MatrixOverlaps:
+    """Overlaps near a positional fixed point (r = t = K = 1), theta = 0."""
     return ge.MatrixOverlaps(
         q=np.array([[q]]), M=np.array([[m]]), theta=np.zeros((1, 1)), V=np.array([[V]])
     )
@@ -125,9 +126,9 @@ class Case:
 
 CASES = {
     "L2-semantic": Case(ModelParams(), "semantic", 1.5),
-    "L2-positional": Case(ModelParams(), "positional", 1.5, _explicit(0.05, 0.25, 13.5)),
+    "L2-positional": Case(ModelParams(), "positional", 1.5, explicit_start(0.05, 0.25, 13.5)),
     "L3-semantic": Case(ModelParams(A=L3_A), "semantic", 1.5),
-    "L3-positional": Case(ModelParams(A=L3_A), "positional", 0.8, _explicit(0.09, 0.21, 25.0)),
+    "L3-positional": Case(ModelParams(A=L3_A), "positional", 0.8, explicit_start(0.09, 0.21, 25.0)),
 }
 
 

@@ -26,6 +26,7 @@ GENERAL_BRANCHES = ("semantic", "positional", "trivial", "mixed")
 DEFAULT_POINTS = 8192  # per scrambling, before the antithetic images
 DEFAULT_RANDOMISATIONS = 4
 COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
+COARSE_DAMPING = 0.8  # at 0.5 the cold positional start (L=2, alpha 1.5) cycles, residual O(1)
 COLLAPSED = 1e-4  # max |M| (positional) or |theta| (semantic): the start fell to the trivial point
 
 
@@ -123,6 +124,32 @@ def canonical(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
     U = U[:, cols]
     U = U * np.where(np.diag(U) < 0, -1.0, 1.0)
     return ge.MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
+
+
+def _column_signs(o: ge.MatrixOverlaps) -> np.ndarray:
+    """Per student column, the sign making its largest theta entry positive (its largest M
+    entry where theta's column is below COLLAPSED; + on the trivial manifold)."""
+    signs = np.ones(o.q.shape[0])
+    for c in range(signs.size):
+        for block in (o.theta[:, c], o.M[:, c]):
+            top = block[np.argmax(np.abs(block))] if block.size else 0.0
+            if abs(top) >= COLLAPSED:
+                signs[c] = np.sign(top)
+                break
+    return signs
+
+
+def oriented(o: ge.MatrixOverlaps, h: ge.MatrixHats) -> tuple[ge.MatrixOverlaps, ge.MatrixHats]:
+    """A fixed point and its hats with every student column signed by `_column_signs`. Flipping
+    a column (Q_c -> -Q_c, i.e. R = diag(+-1) in `canonical`'s symmetry) maps fixed points to
+    fixed points up to the reflection y -> -y of the points, which leaves their law unchanged;
+    without it a damped cold start that carries theta through zero reports -theta."""
+    D = _column_signs(o)
+    two = np.outer(D, D)
+    return (
+        ge.MatrixOverlaps(q=o.q * two, M=o.M * D, theta=o.theta * D, V=o.V * two),
+        ge.MatrixHats(qhat=h.qhat * two, Mhat=h.Mhat * D, thetahat=h.thetahat * D, Vhat=h.Vhat * two),
+    )
 
 
 def admissible(o: ge.MatrixOverlaps, rho: np.ndarray) -> bool:
@@ -237,11 +264,21 @@ def solve_one(
     kw = dict(admissible=fine.admissible, damping=damping, max_iter=max_iter)
     iterations = 0
     if coarse is not None:
-        rough = GeneralMap(alpha, p, coarse, keep)
-        x = defined_start(rough, x, layout)
-        # plain damped steps: Anderson started cold can land on the unstable trivial point
-        pre = iterate(rough.step, x, tol=1e-3, **kw)
-        iterations += pre.iterations
+        # plain damped steps: Anderson started cold can land on the unstable trivial point.
+        # On the coarse points first; where they do not settle, on the fine points (at L=3,
+        # alpha 0.8 the positional branch is lost on 128 points for a quarter of the
+        # scramblings and on 1024 points for none of 20): only they can tell a collapse.
+        for stage in (coarse, channel):
+            rough = GeneralMap(alpha, p, stage, keep)
+            pre = iterate(
+                rough.step,
+                defined_start(rough, x, layout),
+                tol=1e-3,
+                **{**kw, "damping": COARSE_DAMPING},
+            )
+            iterations += pre.iterations
+            if pre.converged:
+                break
         if pre.aux is not None and fine.admissible(pre.x):
             x = pre.x
             if not pre.converged and collapsed(layout, x, branch):
@@ -258,8 +295,8 @@ def solve_one(
         iterations += rep.iterations
     if rep.aux is None or not (rep.converged or rep.status == "maximum iterations reached"):
         return Solution(None, None, {}, False, iterations, rep.residuals, rep.status)
-    o = layout.unpack(rep.x)
     h, m = rep.aux
+    o, h = oriented(layout.unpack(rep.x), h)
     return Solution(
         o, h, _observables(o, h, m, alpha, p), rep.converged, iterations, rep.residuals, rep.status
     )

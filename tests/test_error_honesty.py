@@ -229,21 +229,16 @@ def test_reported_error_matches_the_spread_of_independent_scramblings(name):
 @pytest.mark.parametrize("name", CASES)
 def test_warm_started_scramblings_equal_their_independent_solves(name):
     """(d) of the module docstring; the first scrambling of each run is the single solve itself.
-    A cold semantic solve that ends at theta < 0 has solved the y-reflected point set
-    (theta -> -theta is y -> -y), a different estimate: such scramblings are left out (and
-    counted). m -> -m maps the antithetic point set onto itself: the fixed points are equal."""
+    A cold semantic solve whose damped stage carried theta through zero solved the y-reflected
+    point set (a different estimate: RMS difference 0.79 of the spread on q at L=2, before the
+    engine handed the coarse stage's fixed point over with theta > 0)."""
     m = measure(name)
     warm = np.arange(SINGLES) % RUN != 0
-    same_sign = np.sign(m.singles[:, 1]) == np.sign(m.within[:, 1])
-    if CASES[name].branch != "semantic":
-        same_sign[:] = True
-    keep = warm & same_sign
-    assert keep.sum() >= 10, (name, int(keep.sum()))
     sd = _moduli(m.singles).std(axis=0, ddof=1)
-    diff = np.abs(m.within[keep]) - np.abs(m.singles[keep])
+    diff = np.abs(m.within[warm]) - np.abs(m.singles[warm])
     rms = np.sqrt(np.mean(diff**2, axis=0)) / sd
     for k, r in zip(OBSERVABLES, rms, strict=True):
-        assert r <= 0.2, (name, k, r, f"{int((warm & ~same_sign).sum())} sign flips left out")
+        assert r <= 0.2, (name, k, r)
 
 
 def test_run_means_scatter_as_their_reported_errors():

@@ -125,10 +125,10 @@ def test_rank2_trivial_start_converges():
 
 def test_cold_semantic_start_reports_theta_positive_with_matching_hats():
     """On scrambling 6 (L=2, alpha 1.5, 1024 points) the damped cold stage carries theta from
-    0.35 through zero to the mirror fixed point (it reported theta = -0.1355). Every column is
-    now signed (theta > 0) with its hats: theta = sigma^2 rho thetahat / A_r keeps thetahat's
-    sign, and a run of 4 warm-started scramblings agrees in sign (a mixed-sign run would have
-    an error of ~theta/2). The exact theta is 0.1346; the single-scrambling spread is 0.83%
+    0.35 through zero to the mirror fixed point (it reported theta = -0.1355). Its columns are
+    now signed (theta > 0) when the coarse stage hands over and at the end, with the hats:
+    theta = sigma^2 rho thetahat / A_r keeps thetahat's sign, and a run of 4 warm-started
+    scramblings agrees in sign (a mixed-sign run would have an error of ~theta/2). The exact theta is 0.1346; the single-scrambling spread is 0.83%
     (docs/general-engine-accuracy.md), so 4% is five of those."""
     exact = solve(1.5, ModelParams(), init="semantic").theta
     one = solve_general(1.5, ModelParams(), init="semantic", points=1024, randomisations=1, seed=6)

@@ -139,16 +139,18 @@ def _column_signs(o: ge.MatrixOverlaps) -> np.ndarray:
     return signs
 
 
-def oriented(o: ge.MatrixOverlaps, h: ge.MatrixHats) -> tuple[ge.MatrixOverlaps, ge.MatrixHats]:
-    """A fixed point and its hats with every student column signed by `_column_signs`. Flipping
-    a column (Q_c -> -Q_c, i.e. R = diag(+-1) in `canonical`'s symmetry) maps fixed points to
-    fixed points up to the reflection y -> -y of the points, which leaves their law unchanged;
-    without it a damped cold start that carries theta through zero reports -theta."""
+def oriented(o: ge.MatrixOverlaps, h: ge.MatrixHats | None = None):
+    """Overlaps (and hats, when given) with every student column signed by `_column_signs`.
+    Flipping a column (Q_c -> -Q_c, R = diag(+-1) in `canonical`'s symmetry) maps fixed points
+    to fixed points of the point set reflected in y, whose law is the same; without it a damped
+    cold start that carries theta through zero reports -theta."""
     D = _column_signs(o)
     two = np.outer(D, D)
-    return (
-        ge.MatrixOverlaps(q=o.q * two, M=o.M * D, theta=o.theta * D, V=o.V * two),
-        ge.MatrixHats(qhat=h.qhat * two, Mhat=h.Mhat * D, thetahat=h.thetahat * D, Vhat=h.Vhat * two),
+    o = ge.MatrixOverlaps(q=o.q * two, M=o.M * D, theta=o.theta * D, V=o.V * two)
+    if h is None:
+        return o
+    return o, ge.MatrixHats(
+        qhat=h.qhat * two, Mhat=h.Mhat * D, thetahat=h.thetahat * D, Vhat=h.Vhat * two
     )
 
 
@@ -280,7 +282,9 @@ def solve_one(
             if pre.converged:
                 break
         if pre.aux is not None and fine.admissible(pre.x):
-            x = pre.x
+            # the coarse points' fixed point stands in for the fine points' one of the same
+            # sign: hand over +theta, else the fine stage solves the y-reflected points
+            x = layout.pack(oriented(layout.unpack(pre.x))) * keep
             if not pre.converged and collapsed(layout, x, branch):
                 keep = layout.mask(True, True)
                 x, fine = x * keep, GeneralMap(alpha, p, channel, keep)
@@ -532,7 +536,7 @@ def general_learning_curve(
     the same points and prox warm starts throughout (common random numbers, so differences
     between alphas and branches are smooth; pass the same `channels` to several curves to share
     them across branches), each point warm-started from the previous one once the branch is
-    found; increasing alpha, except decreasing for the semantic branch."""
+    found (beyond its end too); increasing alpha, except decreasing for the semantic branch."""
     p = params if params is not None else ModelParams()
     alist = [check_positive("alpha", a) for a in alphas]
     if not alist:
@@ -546,10 +550,15 @@ def general_learning_curve(
         order = tqdm(order, desc=f"{branch} branch", unit="alpha")
     results: dict[int, GeneralResult] = {}
     previous: GeneralResult | None = None
+    found = False
     for i in order:
-        warm = previous is not None and previous.converged and previous.kind == branch
+        # warm from the previous point once the branch is found, also where it has ended
+        # (its order parameter collapsed: the curve goes on at the point it fell to, instead
+        # of a cold start per alpha that falls there again, ~10x slower at L=3)
+        warm = previous is not None and previous.converged and found
         init = previous.solutions[0].overlaps if warm else branch
         res = solve_general(alist[i], p, init=init, branch=branch, channels=channels, tol=tol)
+        found = found or (res.converged and res.kind == branch)
         results[i] = res
         previous = res
     return [results[i] for i in range(len(alist))]

@@ -17,9 +17,9 @@ default the stored one of tests/test_error_honesty.py (8 x 65536 points, 25 min)
 with `--ref-points N` (and `--ref-randomisations`, default 8), which prints it in full.
 
 Starts: the semantic cases start cold from the branch, the positional ones from explicit
-overlaps near the branch, because cold positional starts end at the trivial point on a quarter
-(L=3, alpha 0.8) to a half (L=2, alpha 1.5) of the scramblings
-(tests/test_error_honesty.py::test_positional_cold_start_finds_the_branch).
+overlaps near the branch, so that the table measures the integration error alone (cold
+positional starts, which ended at the trivial point on a quarter to a half of the scramblings
+before commit 90bbe95, are tested in tests/test_general_engine.py).
 
 Timings depend on the load of the (shared, 2-core) machine: the load average is printed at the
 start and at the end.

@@ -26,7 +26,12 @@ GENERAL_BRANCHES = ("semantic", "positional", "trivial", "mixed")
 DEFAULT_POINTS = 8192  # per scrambling, before the antithetic images
 DEFAULT_RANDOMISATIONS = 4
 COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
-COARSE_DAMPING = 0.8  # at 0.5 the cold positional start (L=2, alpha 1.5) cycles, residual O(1)
+# damping of the cold stage: the undamped map's multipliers (THEORY.md §8.1) bound the step
+# 1 - damping below ~0.76 on the semantic branch and ~0.36 on the positional one (at 0.5 the
+# cold positional start at L=2, alpha 1.5 cycled with residual O(1); 0.8 on the semantic branch
+# took twice the iterations of 0.5)
+COARSE_DAMPING = {"positional": 0.8, "mixed": 0.8}
+COARSE_DAMPING_DEFAULT = 0.5
 COLLAPSED = 1e-4  # max |M| (positional) or |theta| (semantic): the start fell to the trivial point
 
 
@@ -276,7 +281,7 @@ def solve_one(
                 rough.step,
                 defined_start(rough, x, layout),
                 tol=1e-3,
-                **{**kw, "damping": COARSE_DAMPING},
+                **{**kw, "damping": COARSE_DAMPING.get(branch, COARSE_DAMPING_DEFAULT)},
             )
             iterations += pre.iterations
             if pre.converged:

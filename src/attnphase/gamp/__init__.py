@@ -1,0 +1,16 @@
+"""GAMP on data (THEORY.md §8, the paper's Appendix B, Algorithm 1) and the state evolution of
+the same run (§7), iteration by iteration."""
+
+from .algorithm import DEFAULT_DAMPING, gamp
+from .result import GampResult, GampStep
+from .trace import StateEvolutionTrace, state_evolution_trace, trace_start
+
+__all__ = [
+    "DEFAULT_DAMPING",
+    "GampResult",
+    "GampStep",
+    "StateEvolutionTrace",
+    "gamp",
+    "state_evolution_trace",
+    "trace_start",
+]

@@ -1,0 +1,291 @@
+"""GAMP on a finite data set (THEORY.md §8, the paper's Appendix B, Algorithm 1) for any L, r, t.
+
+State: the estimate Qh (d x r), the conjugate Vhat (r x r, V = s2 (lambda I + s2 Vhat)^{-1})
+and the last outputs F (n x L x r, F = 0 first). One iteration is steps 1-6 of §8 with the
+per-sample loss of `attnphase.softmax_loss` (K = x~ x~^T/d, Cm = y x~^T/d, c = |y|^2/(2d)),
+the global prox of `attnphase.prox` (probe search plus Newton from w, 0 and the previous
+minimiser, the settings of the state evolution) and its implicit derivative for D.
+
+Damping (THEORY.md §8.1: damp the outputs, not only the estimate): with the convention of
+`attnphase.theory.iterate`, damping weights the OLD value,
+    x <- (1 - damping) x_new + damping x_old,
+applied with one factor to F (before it enters both the Onsager term of the next step and the
+Qh update), to Vhat (V follows from the damped Vhat) and to Qh. Undamped GAMP oscillates and
+blows up like the undamped state evolution (§8.1); the default 0.75 (1 - damping = 0.25)
+converges from the semantic and positional starts at L=2, alpha 1.5.
+
+Stopping: converged when the relative change of Qh is <= tol AND the RMS risk gradient
+|grad R(Qh)|_F/sqrt(d r) is <= gtol (GAMP fixed points are critical points of R, §8; the
+default 1e-9 is ~2e-7 of |lambda Qh|, either of the two halves that cancel in grad R). When
+the gradient's best value has not halved over `patience` iterations the run stops as
+"cycling: k samples switch prox minima" if the prox minimisers of k samples jumped between
+basins in that window (`basin_switches`; §8.1: no exact fixed point exists when some sample's
+field at the critical point is not its global prox minimiser), else "stalled".
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import torch
+
+from ..params import ModelParams, check_finite, check_int, check_positive
+from ..prox import global_prox, prox_jacobian
+from ..sim.run import INITS, pick_device
+from ..sim.train import minimise
+from ..theory.general.channel import PROBE
+from ..theory.general.engine import start_overlaps
+from ..theory.overlaps import MatrixOverlaps
+from . import equations as eq
+from .problem import Problem, back_project, build_problem, fields
+from .result import GampResult, GampStep, plain
+
+DEFAULT_DAMPING = 0.75
+JUMP_TOL = 1e-2  # relative jump of a prox minimiser beyond its linear response: a switch
+
+
+def check_damping(damping: float) -> float:
+    x = check_finite("damping", damping)
+    if not 0.0 <= x < 1.0:
+        raise ValueError(f"damping must be in [0, 1), got {damping!r}")
+    return x
+
+
+def check_init(init, d: int, r: int):
+    """A start name of `attnphase.sim` or a finite (d, r) matrix; ValueError names `init`."""
+    if isinstance(init, str):
+        if init not in INITS:
+            raise ValueError(f"init must be one of {INITS} or a (d, r) matrix, got {init!r}")
+        return init
+    Q0 = np.asarray(init, dtype=float)
+    if Q0.shape != (d, r):
+        raise ValueError(f"init: a start matrix must have shape (d, r) = {(d, r)}, got {Q0.shape}")
+    if not np.isfinite(Q0).all():
+        raise ValueError("init: the start matrix must be finite (found NaN or inf)")
+    return Q0
+
+
+def check_V0(V0, r: int) -> np.ndarray:
+    """V0 as an r x r symmetric positive-definite matrix (a number means V0 I)."""
+    V = np.asarray(V0, dtype=float)
+    V = V * np.eye(r) if V.ndim == 0 else V
+    if V.shape != (r, r) or not np.isfinite(V).all() or not np.allclose(V, V.T):
+        raise ValueError(f"V0 must be a positive number or a symmetric {r} x {r} matrix: {V0!r}")
+    if np.linalg.eigvalsh(V)[0] <= 0:
+        raise ValueError(f"V0 must be positive definite, got {V0!r}")
+    return V
+
+
+def prox_step(prob: Problem, w: torch.Tensor, Vinv: torch.Tensor, previous: torch.Tensor | None):
+    """h_hat (§8 step 2): the global minimiser, by the probe search plus Newton from w, 0 and
+    the previous minimiser (the settings of the state evolution)."""
+    starts = [w, torch.zeros_like(w)] + ([previous] if previous is not None else [])
+    res = global_prox(w, Vinv, prob.K, prob.Cm, prob.c, torch.stack(starts, 1), probe=PROBE)
+    return res.h.to(w.device)
+
+
+def basin_switches(h_hat, previous, jac_previous, w, w_previous) -> torch.Tensor:
+    """Samples whose prox minimiser jumped: |dh_hat - J dw| > JUMP_TOL (1 + |h_hat|), J the
+    previous implicit derivative dh_hat/dw. A move within one basin leaves a residual of
+    second order in dw (~1e-7 near convergence); a switch to another minimum leaves O(0.1)."""
+    if previous is None:
+        return torch.zeros(w.shape[0], dtype=torch.bool, device=w.device)
+    dw = (w - w_previous).flatten(1)
+    linear = (jac_previous @ dw.unsqueeze(-1)).squeeze(-1)
+    residual = ((h_hat - previous).flatten(1) - linear).norm(dim=1)
+    return residual > JUMP_TOL * (1.0 + h_hat.flatten(1).norm(dim=1))
+
+
+class _Monitor:
+    """Per-iteration history, the stopping rules and the stall/cycling detector."""
+
+    def __init__(self, prob: Problem, tol: float, gtol: float, patience: int):
+        self.prob, self.tol, self.gtol, self.patience = prob, tol, gtol, patience
+        self.steps: list[GampStep] = []
+        self.switches: list[torch.Tensor] = []
+
+    def record(self, Q, V, R: float, grad: torch.Tensor, change: float, switched) -> None:
+        q, M, theta = self.prob.overlaps(Q)
+        d, r = Q.shape
+        self.switches.append(switched)
+        self.steps.append(
+            GampStep(
+                iteration=len(self.steps),
+                overlaps=MatrixOverlaps(q=q, M=M, theta=theta, V=V.cpu().numpy()),
+                grad_norm=float(grad.norm()) / math.sqrt(d * r),
+                train_loss=R / d,
+                change=change,
+                switched=int(switched.sum()),
+            )
+        )
+
+    def status(self) -> str | None:
+        """The stopping status ("converged", diverged, stalled or cycling), or None to go on."""
+        last = self.steps[-1]
+        if not (math.isfinite(last.grad_norm) and math.isfinite(last.train_loss)):
+            return "diverged: non-finite risk or gradient"
+        if last.iteration > 0 and last.change <= self.tol and last.grad_norm <= self.gtol:
+            return "converged"
+        p = self.patience
+        if len(self.steps) <= 2 * p:
+            return None
+        grads = [s.grad_norm for s in self.steps]
+        if min(grads[-p:]) < 0.5 * min(grads[:-p]):
+            return None
+        moved = torch.stack(self.switches[-p:]).any(0)
+        k = int(moved.sum())
+        g = f"|grad R|/sqrt(dr) ~ {min(grads[-p:]):.1e} for {p} iterations"
+        if k:
+            who = f"{k} samples switch" if k > 1 else "1 sample switches"
+            return f"cycling: {who} prox minima ({g})"
+        return f"stalled: {g}, no prox basin switches"
+
+
+def _lbfgs_polish(prob: Problem, Q: torch.Tensor, gtol: float) -> dict:
+    """L-BFGS (`attnphase.sim.minimise`) from GAMP's end point on the same data."""
+    rep = minimise(prob.risk, Q[None].clone(), "lbfgs", gtol=gtol)
+    Qp = rep.Q[0]
+    q, M, theta = prob.overlaps(Qp)
+    with torch.no_grad():
+        R = float(prob.risk(Qp[None])[0])
+    return {
+        "label": "L-BFGS polish from GAMP's end point",
+        "q": plain(q),
+        "m": plain(M),
+        "theta": plain(theta),
+        "train_loss": R / prob.d,
+        "grad_norm": rep.grad_rms[0],
+        "test_error": prob.test_error(Qp),
+        "converged": rep.converged[0],
+        "steps": rep.steps[0],
+    }
+
+
+def gamp(
+    params: ModelParams | None = None,
+    d: int = 1000,
+    alpha: float = 1.5,
+    *,
+    init="semantic",
+    seed: int = 0,
+    damping: float = DEFAULT_DAMPING,
+    max_iter: int = 1000,
+    tol: float = 1e-6,
+    gtol: float = 1e-9,
+    V0=None,
+    patience: int | None = None,
+    polish: bool = False,
+    n_test: int = 10_000,
+    device: str = "auto",
+    progress: bool = False,
+) -> GampResult:
+    """GAMP (THEORY.md §8) on the data set that `attnphase.simulate` draws for
+    `SimConfig.from_params(params, d=d, alpha=alpha, init=init)` and `seed`.
+
+    init: "semantic" (Qh = Q*), "positional" (Qh along 1_d with m = 0.2), "random" (small
+    Gaussian), as the simulations start, or an explicit (d, r) matrix. V0: the V of the first
+    prox (default: the state evolution's starting V, 14.575 I). damping: weight of the old
+    value (module docstring). patience: iterations without progress of the gradient before
+    the run is declared stalled/cycling (default max(20, 10/(1 - damping))). polish: run
+    L-BFGS from the end point when GAMP does not converge (reported in `polish`). n_test: size
+    of the simulation's test set for test_error.
+    Non-convergence is never silent: `converged` and `status` say what happened.
+    """
+    p = params if params is not None else ModelParams()
+    d = check_int("d", d)
+    alpha = check_positive("alpha", alpha)
+    if int(round(alpha * d)) < 1:
+        raise ValueError(f"alpha: n = round(alpha d) must be >= 1, got alpha={alpha}, d={d}")
+    init = check_init(init, d, p.rank)
+    seed = check_int("seed", seed, minimum=0)
+    damping = check_damping(damping)
+    max_iter = check_int("max_iter", max_iter)
+    tol = check_positive("tol", tol)
+    gtol = check_positive("gtol", gtol)
+    V0 = check_V0(start_overlaps("trivial", p).V if V0 is None else V0, p.rank)
+    patience = max(20, math.ceil(10 / (1 - damping))) if patience is None else patience
+    patience = check_int("patience", patience)
+    n_test = check_int("n_test", n_test)
+    t0 = time.perf_counter()
+    dev = pick_device(device)
+    prob = build_problem(p, d, alpha, init, seed, dev, n_test=n_test)
+    s2, lam, keep = prob.s2, p.lam, damping
+    dt = prob.x_pos.dtype
+    Q = prob.Q0.clone()
+    V = torch.as_tensor(V0, dtype=dt, device=dev)
+    Vhat = eq.start_conjugate(V, s2=s2, lam=lam)
+    F = torch.zeros(prob.n, p.L, p.rank, dtype=dt, device=dev)  # F = 0 first
+    previous = jac_previous = w_previous = None
+    mon = _Monitor(prob, tol, gtol, patience)
+    project = lambda G: back_project(prob.x_pos, G)  # noqa: E731
+    change, switched = float("nan"), torch.zeros(prob.n, dtype=torch.bool, device=dev)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=max_iter, desc=f"GAMP d={d} alpha={alpha}", unit="it")
+    status = "maximum iterations reached"
+    for it in range(max_iter + 1):
+        h = fields(prob.x_pos, Q)  # x~ Qh/sqrt(d)
+        R, grad = eq.risk_and_gradient(h, Q, project, prob.K, prob.Cm, prob.c, lam)
+        mon.record(Q, V, R, grad, change, switched)
+        stop = mon.status()
+        if bar is not None and it > 0:
+            bar.update(1)
+            bar.set_postfix(grad=f"{mon.steps[-1].grad_norm:.1e}")
+        if stop is not None:
+            status = stop
+            break
+        if it == max_iter:
+            break
+        Vinv = torch.linalg.inv(V).contiguous()  # torch.kron in the prox needs it
+        w = eq.onsager_fields(h, F, V)  # step 1
+        h_hat = prox_step(prob, w, Vinv, previous)  # step 2
+        f = eq.outputs(h_hat, w, Vinv)  # step 3
+        jac = prox_jacobian(h_hat, Vinv, prob.K, prob.Cm, prob.c)
+        D = eq.output_jacobian_blocks(jac, Vinv)
+        switched = basin_switches(h_hat, previous, jac_previous, w, w_previous)
+        Vhat_new = eq.conjugate_variance(D, d)  # step 4
+        F = (1 - keep) * f + keep * F  # damped outputs (module docstring)
+        Vhat = (1 - keep) * Vhat_new + keep * Vhat
+        if torch.linalg.eigvalsh(eq.prior_matrix(Vhat, s2=s2, lam=lam))[0] <= 0:
+            status = "diverged: lambda I + s2 Vhat is not positive definite"
+            break
+        Q_new = eq.estimate_update(Q, project(F), Vhat, s2=s2, lam=lam)  # step 5
+        Q_next = (1 - keep) * Q_new + keep * Q
+        V = eq.variance_update(Vhat, s2=s2, lam=lam)  # step 6
+        change = float((Q_next - Q).norm() / Q.norm().clamp_min(1e-300))
+        Q, previous, jac_previous, w_previous = Q_next, h_hat, jac, w
+    if bar is not None:
+        bar.close()
+    last = mon.steps[-1]
+    converged = status == "converged"
+    finite = math.isfinite(last.grad_norm)
+    o = last.overlaps
+    return GampResult(
+        d=d,
+        n=prob.n,
+        alpha=alpha,
+        params=p,
+        init=prob.cfg.init_name,
+        seed=seed,
+        damping=damping,
+        q=plain(o.q),
+        m=plain(o.M),
+        theta=plain(o.theta),
+        V=plain(o.V),
+        test_error=prob.test_error(Q) if finite else float("nan"),
+        train_loss=last.train_loss,
+        grad_norm=last.grad_norm,
+        change=last.change,
+        converged=converged,
+        iterations=last.iteration,
+        status=status,
+        seconds=time.perf_counter() - t0,
+        rho=plain(prob.teacher_overlap()),
+        history=tuple(mon.steps),
+        Q=Q.cpu().numpy(),
+        polish=_lbfgs_polish(prob, Q, gtol) if polish and finite and not converged else None,
+    )

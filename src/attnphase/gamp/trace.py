@@ -1,0 +1,168 @@
+"""The state evolution of a GAMP run, iteration by iteration (THEORY.md §7.2-§7.3, §8).
+
+The overlap map o -> overlaps(hats(o)) of the general engine (`GeneralMap.evaluate` on a
+`GeneralChannel`: randomised QMC with antithetic points, the global prox of the state
+evolution; any L, r, t) is iterated from GAMP's overlaps at some iterate, on a few independent
+scramblings: the trace is their mean and its standard error per iterate. Unlike the engine's
+fixed-point solver nothing is pinned and no frame is imposed (no `canonical`, no column signs),
+so for r > 1 the overlaps stay in the frame of the GAMP estimate they started from.
+
+Damping: damping = 0 is the state evolution of undamped GAMP (iterate t of GAMP has the
+overlaps of iterate t of the map, up to O(1/sqrt(d))). damping > 0 mixes successive overlaps,
+o <- (1 - damping) map(o) + damping o (the convention of `attnphase.theory.iterate`); this is
+exact at the fixed point but only approximates damped GAMP along the way (q is quadratic in
+the damped estimate, and damping F mixes outputs of several iterations).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..params import ModelParams, check_int, check_nonnegative, check_positive
+from ..theory import overlaps as ge
+from ..theory.general.channel import attention, target_matrix
+from ..theory.general.engine import GeneralMap, _Layout, admissible, make_channels
+from .algorithm import check_damping
+from .result import GampResult, plain
+
+TRACE_POINTS = 4096  # Sobol points per scrambling (before antithetic images)
+TRACE_RANDOMISATIONS = 4
+GAMMA_FLOOR = 1e-3  # relative: an iterate with Gamma below it cannot seed the state evolution
+
+
+@dataclass(frozen=True)
+class StateEvolutionTrace:
+    """overlaps[k], errors[k]: mean over scramblings and its standard error at iterate
+    start_iteration + k; test_error[k] (eps_g = sigma^2/2 E|S(w) - T(h*)|^2 at those overlaps,
+    §7.4) likewise; status: "ok" or why the trace ended early."""
+
+    alpha: float
+    params: ModelParams
+    start_iteration: int
+    damping: float
+    overlaps: tuple[ge.MatrixOverlaps, ...]
+    errors: tuple[ge.MatrixOverlaps, ...]
+    test_error: tuple[float, ...]
+    test_error_err: tuple[float, ...]
+    points: int
+    randomisations: int
+    status: str
+
+    def rows(self) -> list[dict]:
+        """One row per iterate: iteration, q, m, theta, V, test_error and their `_err`."""
+        out = []
+        for k, (o, e) in enumerate(zip(self.overlaps, self.errors, strict=True)):
+            row = {"iteration": self.start_iteration + k}
+            for name, key in (("q", "q"), ("m", "M"), ("theta", "theta"), ("V", "V")):
+                row[name] = plain(getattr(o, key))
+                row[f"{name}_err"] = plain(getattr(e, key))
+            row["test_error"] = self.test_error[k]
+            row["test_error_err"] = self.test_error_err[k]
+            out.append(row)
+        return out
+
+
+def free_test_error(channel, o: ge.MatrixOverlaps, p: ModelParams) -> float:
+    """eps_g at overlaps o on the channel's points (§7.4; no prox)."""
+    w, hstar = channel.fields(o, p.C_array, p.sigma)
+    T = target_matrix(hstar, p.omega, p.A_array)
+    return float(0.5 * p.sigma**2 * ((attention(w) - T) ** 2).sum((-1, -2)).mean())
+
+
+def _trajectory(fmap: GeneralMap, layout: _Layout, start, iterations, damping, p):
+    """Iterates of the (damped) map on one scrambling until `iterations` or the map is
+    undefined: (packed overlaps, test errors, status)."""
+    xs, errs = [layout.pack(start)], [free_test_error(fmap.channel, start, p)]
+    for t in range(iterations):
+        o = layout.unpack(xs[-1])
+        try:
+            h, _ = fmap.evaluate(o)  # hats (§7.2)
+            new = ge.overlaps(h, sigma=p.sigma, lam=p.lam, rho=fmap.rho)  # overlaps (§7.3)
+        except ArithmeticError as err:
+            return xs, errs, f"map undefined after iterate {t}: {err}"
+        x = (1 - damping) * layout.pack(new) + damping * xs[-1]
+        if not (np.all(np.isfinite(x)) and admissible(layout.unpack(x), fmap.rho)):
+            return xs, errs, f"overlaps not admissible after iterate {t}"
+        xs.append(x)
+        errs.append(free_test_error(fmap.channel, layout.unpack(x), p))
+    return xs, errs, "ok"
+
+
+def state_evolution_trace(
+    params: ModelParams,
+    alpha: float,
+    start: ge.MatrixOverlaps,
+    iterations: int,
+    damping: float = 0.0,
+    *,
+    start_iteration: int = 0,
+    points: int = TRACE_POINTS,
+    randomisations: int = TRACE_RANDOMISATIONS,
+    seed: int = 0,
+) -> StateEvolutionTrace:
+    """`iterations` steps of the state-evolution map (§7.2-§7.3) from the overlaps `start`
+    (e.g. a GAMP iterate, see `trace_start`), labelled from `start_iteration` on."""
+    p = params
+    alpha = check_positive("alpha", alpha)
+    iterations = check_int("iterations", iterations, minimum=0)
+    damping = check_damping(damping)
+    start_iteration = check_int("start_iteration", start_iteration, minimum=0)
+    check_nonnegative("seed", seed)
+    rho = p.sigma**2 * np.eye(p.teacher_rank)
+    shapes = {"q": (p.rank,) * 2, "M": (p.K, p.rank), "theta": (p.teacher_rank, p.rank)}
+    shapes["V"] = shapes["q"]
+    for name, shape in shapes.items():
+        if np.shape(getattr(start, name)) != shape:
+            raise ValueError(f"start.{name} must have shape {shape}")
+    if not admissible(start, rho):
+        raise ValueError(
+            "start: overlaps not admissible (q, V and Gamma = rho - theta q^-1 theta^T must be "
+            "positive definite; an informed start Qh = Q* has Gamma = 0: start at iterate 1)"
+        )
+    layout = _Layout(p.rank, p.K, p.teacher_rank)
+    keep = np.ones(layout.pack(start).size)
+    runs = [
+        _trajectory(GeneralMap(alpha, p, ch, keep), layout, start, iterations, damping, p)
+        for ch in make_channels(p, points, randomisations, seed)
+    ]
+    length = min(len(xs) for xs, _, _ in runs)
+    X = np.array([xs[:length] for xs, _, _ in runs])  # (scramblings, iterates, packed)
+    E = np.array([e[:length] for _, e, _ in runs])
+    R = len(runs)
+    nan = np.full(X.shape[1:], np.nan)
+    mean, se = X.mean(0), (X.std(0, ddof=1) / np.sqrt(R) if R > 1 else nan)
+    statuses = sorted({s for _, _, s in runs if s != "ok"})
+    return StateEvolutionTrace(
+        alpha=alpha,
+        params=p,
+        start_iteration=start_iteration,
+        damping=damping,
+        overlaps=tuple(layout.unpack(x) for x in mean),
+        errors=tuple(layout.unpack(x) for x in se),
+        test_error=tuple(E.mean(0).tolist()),
+        test_error_err=tuple(
+            (E.std(0, ddof=1) / np.sqrt(R) if R > 1 else np.full(length, np.nan)).tolist()
+        ),
+        points=points,
+        randomisations=R,
+        status="; ".join(statuses) if statuses else "ok",
+    )
+
+
+def trace_start(result: GampResult) -> tuple[int, ge.MatrixOverlaps]:
+    """The first iterate of a GAMP run that can seed the state evolution: the start, unless
+    Gamma = rho - theta q^{-1} theta^T vanishes there, as at an informed start Qh = Q* (THEORY.md
+    §8.1; with the data set's rho_d = sigma^2 Q*^T Q*/d, since the theory's sigma^2 differs from
+    it by O(1/sqrt(d)) in either direction), then iterate 1: the first iterate with Gamma above
+    GAMMA_FLOOR sigma^2 for both rho_d and sigma^2 I."""
+    p = result.params
+    rhos = (p.sigma**2 * np.eye(p.teacher_rank), np.atleast_2d(result.rho))
+    for step in result.history:
+        o = step.overlaps
+        if all(admissible(o, rho) for rho in rhos):
+            gamma = min(np.linalg.eigvalsh(ge.teacher_covariance(o, rho))[0] for rho in rhos)
+            if gamma > GAMMA_FLOOR * p.sigma**2:
+                return step.iteration, o
+    raise ValueError("result: no iterate of this GAMP run can seed the state evolution")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -96,6 +97,42 @@ def basin_switches(h_hat, previous, jac_previous, w, w_previous) -> torch.Tensor
     linear = (jac_previous @ dw.unsqueeze(-1)).squeeze(-1)
     residual = ((h_hat - previous).flatten(1) - linear).norm(dim=1)
     return residual > JUMP_TOL * (1.0 + h_hat.flatten(1).norm(dim=1))
+
+
+@dataclass(frozen=True)
+class _State:
+    """GAMP's state between iterations: the estimate Qh, V (from the damped Vhat), the damped
+    outputs F, and the previous prox minimisers, fields and implicit derivatives (None first)."""
+
+    Q: torch.Tensor
+    V: torch.Tensor
+    Vhat: torch.Tensor
+    F: torch.Tensor
+    h_hat: torch.Tensor | None = None
+    w: torch.Tensor | None = None
+    jac: torch.Tensor | None = None
+
+
+def gamp_step(prob: Problem, st: _State, h: torch.Tensor, damping: float, lam: float):
+    """One iteration, steps 1-6 of THEORY.md §8 with damped outputs (module docstring), given
+    the fields h = x~ Qh/sqrt(d). Returns the new state and the mask of basin switches; raises
+    ArithmeticError where lambda I + s2 Vhat is not positive definite."""
+    s2, keep = prob.s2, damping
+    Vinv = torch.linalg.inv(st.V).contiguous()  # torch.kron in the prox needs it contiguous
+    w = eq.onsager_fields(h, st.F, st.V)  # step 1
+    h_hat = prox_step(prob, w, Vinv, st.h_hat)  # step 2
+    f = eq.outputs(h_hat, w, Vinv)  # step 3: f
+    jac = prox_jacobian(h_hat, Vinv, prob.K, prob.Cm, prob.c)
+    D = eq.output_jacobian_blocks(jac, Vinv)  # step 3: D
+    switched = basin_switches(h_hat, st.h_hat, st.jac, w, st.w)
+    F = (1 - keep) * f + keep * st.F  # damped outputs
+    Vhat = (1 - keep) * eq.conjugate_variance(D, prob.d) + keep * st.Vhat  # step 4, damped
+    if torch.linalg.eigvalsh(eq.prior_matrix(Vhat, s2=s2, lam=lam))[0] <= 0:
+        raise ArithmeticError("lambda I + s2 Vhat is not positive definite")
+    Q_new = eq.estimate_update(st.Q, back_project(prob.x_pos, F), Vhat, s2=s2, lam=lam)  # 5
+    Q = (1 - keep) * Q_new + keep * st.Q  # damped estimate
+    V = eq.variance_update(Vhat, s2=s2, lam=lam)  # step 6
+    return _State(Q=Q, V=V, Vhat=Vhat, F=F, h_hat=h_hat, w=w, jac=jac), switched
 
 
 class _Monitor:
@@ -186,11 +223,12 @@ def gamp(
 
     init: "semantic" (Qh = Q*), "positional" (Qh along 1_d with m = 0.2), "random" (small
     Gaussian), as the simulations start, or an explicit (d, r) matrix. V0: the V of the first
-    prox (default: the state evolution's starting V, 14.575 I). damping: weight of the old
-    value (module docstring). patience: iterations without progress of the gradient before
-    the run is declared stalled/cycling (default max(20, 10/(1 - damping))). polish: run
-    L-BFGS from the end point when GAMP does not converge (reported in `polish`). n_test: size
-    of the simulation's test set for test_error.
+    prox (default: the state evolution's starting V, 14.575 I). The state before the first
+    iteration is (Qh, Vhat, F) = (start, the Vhat of V0, 0), which damping mixes with the
+    first outputs. damping: weight of the old value (module docstring). patience: iterations
+    without progress of the gradient before the run is declared stalled/cycling (default
+    max(20, 10/(1 - damping))). polish: run L-BFGS from the end point when GAMP does not
+    converge (reported in `polish`). n_test: size of the simulation's test set for test_error.
     Non-convergence is never silent: `converged` and `status` say what happened.
     """
     p = params if params is not None else ModelParams()
@@ -211,13 +249,13 @@ def gamp(
     t0 = time.perf_counter()
     dev = pick_device(device)
     prob = build_problem(p, d, alpha, init, seed, dev, n_test=n_test)
-    s2, lam, keep = prob.s2, p.lam, damping
-    dt = prob.x_pos.dtype
-    Q = prob.Q0.clone()
-    V = torch.as_tensor(V0, dtype=dt, device=dev)
-    Vhat = eq.start_conjugate(V, s2=s2, lam=lam)
-    F = torch.zeros(prob.n, p.L, p.rank, dtype=dt, device=dev)  # F = 0 first
-    previous = jac_previous = w_previous = None
+    V = torch.as_tensor(V0, dtype=prob.x_pos.dtype, device=dev)
+    st = _State(
+        Q=prob.Q0.clone(),
+        V=V,
+        Vhat=eq.start_conjugate(V, s2=prob.s2, lam=p.lam),
+        F=torch.zeros(prob.n, p.L, p.rank, dtype=V.dtype, device=dev),  # F = 0 first
+    )
     mon = _Monitor(prob, tol, gtol, patience)
     project = lambda G: back_project(prob.x_pos, G)  # noqa: E731
     change, switched = float("nan"), torch.zeros(prob.n, dtype=torch.bool, device=dev)
@@ -228,36 +266,23 @@ def gamp(
         bar = tqdm(total=max_iter, desc=f"GAMP d={d} alpha={alpha}", unit="it")
     status = "maximum iterations reached"
     for it in range(max_iter + 1):
-        h = fields(prob.x_pos, Q)  # x~ Qh/sqrt(d)
-        R, grad = eq.risk_and_gradient(h, Q, project, prob.K, prob.Cm, prob.c, lam)
-        mon.record(Q, V, R, grad, change, switched)
+        h = fields(prob.x_pos, st.Q)  # x~ Qh/sqrt(d)
+        R, grad = eq.risk_and_gradient(h, st.Q, project, prob.K, prob.Cm, prob.c, p.lam)
+        mon.record(st.Q, st.V, R, grad, change, switched)
         stop = mon.status()
         if bar is not None and it > 0:
             bar.update(1)
             bar.set_postfix(grad=f"{mon.steps[-1].grad_norm:.1e}")
-        if stop is not None:
-            status = stop
+        if stop is not None or it == max_iter:
+            status = stop or status
             break
-        if it == max_iter:
+        try:
+            new, switched = gamp_step(prob, st, h, damping, p.lam)
+        except ArithmeticError as err:
+            status = f"diverged at iteration {it + 1}: {err}"
             break
-        Vinv = torch.linalg.inv(V).contiguous()  # torch.kron in the prox needs it
-        w = eq.onsager_fields(h, F, V)  # step 1
-        h_hat = prox_step(prob, w, Vinv, previous)  # step 2
-        f = eq.outputs(h_hat, w, Vinv)  # step 3
-        jac = prox_jacobian(h_hat, Vinv, prob.K, prob.Cm, prob.c)
-        D = eq.output_jacobian_blocks(jac, Vinv)
-        switched = basin_switches(h_hat, previous, jac_previous, w, w_previous)
-        Vhat_new = eq.conjugate_variance(D, d)  # step 4
-        F = (1 - keep) * f + keep * F  # damped outputs (module docstring)
-        Vhat = (1 - keep) * Vhat_new + keep * Vhat
-        if torch.linalg.eigvalsh(eq.prior_matrix(Vhat, s2=s2, lam=lam))[0] <= 0:
-            status = "diverged: lambda I + s2 Vhat is not positive definite"
-            break
-        Q_new = eq.estimate_update(Q, project(F), Vhat, s2=s2, lam=lam)  # step 5
-        Q_next = (1 - keep) * Q_new + keep * Q
-        V = eq.variance_update(Vhat, s2=s2, lam=lam)  # step 6
-        change = float((Q_next - Q).norm() / Q.norm().clamp_min(1e-300))
-        Q, previous, jac_previous, w_previous = Q_next, h_hat, jac, w
+        change = float((new.Q - st.Q).norm() / st.Q.norm().clamp_min(1e-300))
+        st = new
     if bar is not None:
         bar.close()
     last = mon.steps[-1]
@@ -276,7 +301,7 @@ def gamp(
         m=plain(o.M),
         theta=plain(o.theta),
         V=plain(o.V),
-        test_error=prob.test_error(Q) if finite else float("nan"),
+        test_error=prob.test_error(st.Q) if finite else float("nan"),
         train_loss=last.train_loss,
         grad_norm=last.grad_norm,
         change=last.change,
@@ -286,6 +311,6 @@ def gamp(
         seconds=time.perf_counter() - t0,
         rho=plain(prob.teacher_overlap()),
         history=tuple(mon.steps),
-        Q=Q.cpu().numpy(),
-        polish=_lbfgs_polish(prob, Q, gtol) if polish and finite and not converged else None,
+        Q=st.Q.cpu().numpy(),
+        polish=_lbfgs_polish(prob, st.Q, gtol) if polish and finite and not converged else None,
     )

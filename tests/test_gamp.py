@@ -9,7 +9,7 @@ import torch
 
 from attnphase import ModelParams, SimConfig, simulate, solve
 from attnphase.gamp import equations as eq
-from attnphase.gamp import gamp, state_evolution_trace, trace_start
+from attnphase.gamp import gamp, state_evolution_trace, trace_of_run, trace_start
 from attnphase.gamp.problem import back_project, build_problem, fields
 from attnphase.prox import global_prox, prox_jacobian
 from attnphase.sim import minimise
@@ -301,6 +301,18 @@ def test_trace_start_skips_an_informed_start(semantic_runs):
         state_evolution_trace(P, 1.5, informed, 3)
 
 
+def test_trace_of_run_lines_up_with_the_run():
+    """The trace beside a run starts at trace_start's iterate with exactly its overlaps, carries
+    the run's damping and labels its rows with the run's iteration numbers."""
+    res = gamp(P, 300, 1.5, damping=0.0, max_iter=4, n_test=100, device="cpu")
+    tr = trace_of_run(res, points=256, randomisations=2)
+    k, start = trace_start(res)
+    assert tr.damping == 0.0 and tr.status == "ok"
+    assert [row["iteration"] for row in tr.rows()] == list(range(k, 5))
+    assert tr.rows()[0]["q"] == pytest.approx(float(start.q[0, 0]), rel=1e-14)
+    assert tr.rows()[0]["V"] == pytest.approx(float(start.V[0, 0]), rel=1e-14)
+
+
 # ---------------------------------------------------------------- bad input
 
 
@@ -329,3 +341,27 @@ def test_bad_input_names_the_parameter(kwargs, match):
     d, alpha = args.pop("d"), args.pop("alpha")
     with pytest.raises(ValueError, match=match):
         gamp(P, d, alpha, **args)
+
+
+GOOD_START = MatrixOverlaps(*(np.array([[x]]) for x in (0.09, 0.0, 0.13, 16.0)))
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"alpha": 0.0}, "alpha must be > 0"),
+        ({"iterations": -1}, "iterations must be an integer >= 0"),
+        ({"damping": 1.0}, r"damping must be in \[0, 1\)"),
+        ({"points": 1}, "points must be an integer >= 2"),
+        (
+            {"start": MatrixOverlaps(np.eye(2), np.zeros((1, 2)), np.zeros((1, 2)), np.eye(2))},
+            r"start.q must have shape \(1, 1\)",
+        ),
+    ],
+)
+def test_trace_bad_input_names_the_parameter(kwargs, match):
+    args = {"alpha": 1.5, "start": GOOD_START, "iterations": 2} | kwargs
+    with pytest.raises(ValueError, match=match):
+        state_evolution_trace(
+            P, args.pop("alpha"), args.pop("start"), args.pop("iterations"), **args
+        )

@@ -3,7 +3,7 @@ the same run (§7), iteration by iteration."""
 
 from .algorithm import DEFAULT_DAMPING, gamp
 from .result import GampResult, GampStep
-from .trace import StateEvolutionTrace, state_evolution_trace, trace_start
+from .trace import StateEvolutionTrace, state_evolution_trace, trace_of_run, trace_start
 
 __all__ = [
     "DEFAULT_DAMPING",
@@ -12,5 +12,6 @@ __all__ = [
     "StateEvolutionTrace",
     "gamp",
     "state_evolution_trace",
+    "trace_of_run",
     "trace_start",
 ]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..params import ModelParams, check_int, check_nonnegative, check_positive
+from ..params import ModelParams, check_int, check_positive
 from ..theory import overlaps as ge
 from ..theory.general.channel import attention, target_matrix
 from ..theory.general.engine import GeneralMap, _Layout, admissible, make_channels
@@ -109,7 +109,9 @@ def state_evolution_trace(
     iterations = check_int("iterations", iterations, minimum=0)
     damping = check_damping(damping)
     start_iteration = check_int("start_iteration", start_iteration, minimum=0)
-    check_nonnegative("seed", seed)
+    points = check_int("points", points, minimum=2)
+    randomisations = check_int("randomisations", randomisations)
+    seed = check_int("seed", seed, minimum=0)
     rho = p.sigma**2 * np.eye(p.teacher_rank)
     shapes = {"q": (p.rank,) * 2, "M": (p.K, p.rank), "theta": (p.teacher_rank, p.rank)}
     shapes["V"] = shapes["q"]
@@ -166,3 +168,28 @@ def trace_start(result: GampResult) -> tuple[int, ge.MatrixOverlaps]:
             if gamma > GAMMA_FLOOR * p.sigma**2:
                 return step.iteration, o
     raise ValueError("result: no iterate of this GAMP run can seed the state evolution")
+
+
+def trace_of_run(
+    result: GampResult,
+    iterations: int | None = None,
+    *,
+    damping: float | None = None,
+    points: int = TRACE_POINTS,
+    randomisations: int = TRACE_RANDOMISATIONS,
+) -> StateEvolutionTrace:
+    """The state evolution beside a GAMP run: from `trace_start(result)` to the run's last
+    iterate (or `iterations` steps), with the run's damping unless given (exact for an
+    undamped run, an approximation along the way for a damped one: module docstring)."""
+    k, start = trace_start(result)
+    steps = result.iterations - k if iterations is None else iterations
+    return state_evolution_trace(
+        result.params,
+        result.alpha,
+        start,
+        steps,
+        result.damping if damping is None else damping,
+        start_iteration=k,
+        points=points,
+        randomisations=randomisations,
+    )

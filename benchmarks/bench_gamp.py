@@ -18,7 +18,7 @@ import numba
 import torch
 
 from attnphase import ModelParams
-from attnphase.gamp import gamp
+from attnphase.gamp import run_gamp
 from attnphase.gamp.problem import build_problem
 from attnphase.sim import minimise
 
@@ -34,7 +34,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     numba.set_num_threads(args.threads)
     p, cpu = ModelParams(), torch.device("cpu")
-    gamp(p, 50, args.alpha, max_iter=2, n_test=10, device="cpu")  # compile the prox kernel
+    run_gamp(p, 50, args.alpha, max_iter=2, n_test=10, device="cpu")  # compile the prox kernel
 
     t = time.perf_counter()
     prob = build_problem(p, args.d, args.alpha, args.init, args.seed, cpu)
@@ -46,7 +46,7 @@ def main() -> None:
     prob.test_error(rep.Q[0])
     test_secs = time.perf_counter() - t
 
-    res = gamp(p, args.d, args.alpha, init=args.init, seed=args.seed, device="cpu")
+    res = run_gamp(p, args.d, args.alpha, init=args.init, seed=args.seed, device="cpu")
     loop_secs = res.seconds - data_secs - test_secs
     dist = float((torch.as_tensor(res.Q) - rep.Q[0]).norm() / rep.Q[0].norm())
     print(

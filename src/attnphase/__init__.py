@@ -31,6 +31,10 @@ _LAZY = {
     "HistogramConfig": "histogram",
     "run_histogram": "histogram",
     "mechanism_scores": "histogram",
+    "run_gamp": "gamp",
+    "GampResult": "gamp",
+    "state_evolution_trace": "gamp",
+    "trace_of_run": "gamp",
 }
 
 
@@ -49,6 +53,10 @@ __all__ = [
     "HistogramConfig",
     "run_histogram",
     "mechanism_scores",
+    "run_gamp",
+    "GampResult",
+    "state_evolution_trace",
+    "trace_of_run",
     "ALTERNATIVE_A",
     "BRANCHES",
     "DEFAULT_ORDER",

@@ -1,7 +1,7 @@
 """GAMP on data (THEORY.md §8, the paper's Appendix B, Algorithm 1) and the state evolution of
 the same run (§7), iteration by iteration."""
 
-from .algorithm import DEFAULT_DAMPING, gamp
+from .algorithm import DEFAULT_DAMPING, run_gamp
 from .result import GampResult, GampStep
 from .trace import StateEvolutionTrace, state_evolution_trace, trace_of_run, trace_start
 
@@ -10,7 +10,7 @@ __all__ = [
     "GampResult",
     "GampStep",
     "StateEvolutionTrace",
-    "gamp",
+    "run_gamp",
     "state_evolution_trace",
     "trace_of_run",
     "trace_start",

@@ -10,9 +10,12 @@ Damping (THEORY.md §8.1: damp the outputs, not only the estimate): with the con
 `attnphase.theory.iterate`, damping weights the OLD value,
     x <- (1 - damping) x_new + damping x_old,
 applied with one factor to F (before it enters both the Onsager term of the next step and the
-Qh update), to Vhat (V follows from the damped Vhat) and to Qh. Undamped GAMP oscillates and
-blows up like the undamped state evolution (§8.1); the default 0.75 (1 - damping = 0.25)
-converges from the semantic and positional starts at L=2, alpha 1.5.
+Qh update), to Vhat (V follows from the damped Vhat) and to Qh. Undamped GAMP oscillates like
+the undamped state evolution (§8.1: 1 - damping must stay below ~0.36 on the positional branch).
+The default 0.75 (1 - damping = 0.25), L=2, alpha 1.5: from the semantic start 190-225
+iterations to the default tolerances (d = 4000; 3 of 5 seeds, the other 2 cycle with one
+sample); from the positional start the cycling floor of §8.1 (d = 2000: 5-6 samples,
+|grad R|/sqrt(d) ~ 1e-4, in 80-90 iterations).
 
 Stopping: converged when the relative change of Qh is <= tol AND the RMS risk gradient
 |grad R(Qh)|_F/sqrt(d r) is <= gtol (GAMP fixed points are critical points of R, §8; the
@@ -180,9 +183,10 @@ class _Monitor:
         return f"stalled: {g}, no prox basin switches"
 
 
-def _lbfgs_polish(prob: Problem, Q: torch.Tensor, gtol: float) -> dict:
-    """L-BFGS (`attnphase.sim.minimise`) from GAMP's end point on the same data."""
-    rep = minimise(prob.risk, Q[None].clone(), "lbfgs", gtol=gtol)
+def _lbfgs_polish(prob: Problem, Q: torch.Tensor) -> dict:
+    """L-BFGS (`attnphase.sim.minimise`, the simulations' default RMS gradient 1e-8: its floor
+    is ~1e-9) from GAMP's end point on the same data."""
+    rep = minimise(prob.risk, Q[None].clone(), "lbfgs")
     Qp = rep.Q[0]
     q, M, theta = prob.overlaps(Qp)
     with torch.no_grad():
@@ -200,7 +204,7 @@ def _lbfgs_polish(prob: Problem, Q: torch.Tensor, gtol: float) -> dict:
     }
 
 
-def gamp(
+def run_gamp(
     params: ModelParams | None = None,
     d: int = 1000,
     alpha: float = 1.5,
@@ -312,5 +316,5 @@ def gamp(
         rho=plain(prob.teacher_overlap()),
         history=tuple(mon.steps),
         Q=st.Q.cpu().numpy(),
-        polish=_lbfgs_polish(prob, st.Q, gtol) if polish and finite and not converged else None,
+        polish=_lbfgs_polish(prob, st.Q) if polish and finite and not converged else None,
     )

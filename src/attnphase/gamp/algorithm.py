@@ -150,6 +150,7 @@ class _Monitor:
         q, M, theta = self.prob.overlaps(Q)
         d, r = Q.shape
         self.switches.append(switched)
+        del self.switches[: -self.patience]  # only the last window is ever looked at
         self.steps.append(
             GampStep(
                 iteration=len(self.steps),

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attnphase.prox import global_prox, global_prox_torch, prox_jacobian
+from attnphase.prox import block_metric, global_prox, global_prox_torch, prox_jacobian
 from attnphase.softmax_loss import loss, loss_derivatives, target
 
 DT = torch.float64
@@ -110,3 +110,11 @@ def test_prox_jacobian_matches_finite_differences():
         hm = global_prox(w - dw, Vinv, K, Cm, c, res.h[:, None], gtol=1e-13).h
         fd = ((hp - hm) / (2 * eps)).reshape(200, -1)
         assert torch.allclose(fd, J[:, :, k], atol=1e-5), k
+
+
+def test_block_metric_takes_the_inverse_torch_returns():
+    """torch.linalg.inv returns a non-contiguous (transposed) matrix for r >= 2, on which
+    torch.kron failed (GAMP at r = 2): the metric is I_L (x) V^-1 whatever the layout."""
+    Vinv = torch.linalg.inv(torch.tensor([[2.0, 0.3], [0.3, 1.0]], dtype=torch.float64))
+    B = block_metric(Vinv, 3)
+    assert torch.equal(B[2:4, 2:4], Vinv) and torch.count_nonzero(B[0:2, 2:4]) == 0

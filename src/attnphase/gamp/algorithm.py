@@ -121,7 +121,7 @@ def gamp_step(prob: Problem, st: _State, h: torch.Tensor, damping: float, lam: f
     the fields h = x~ Qh/sqrt(d). Returns the new state and the mask of basin switches; raises
     ArithmeticError where lambda I + s2 Vhat is not positive definite."""
     s2, keep = prob.s2, damping
-    Vinv = torch.linalg.inv(st.V).contiguous()  # torch.kron in the prox needs it contiguous
+    Vinv = torch.linalg.inv(st.V)
     w = eq.onsager_fields(h, st.F, st.V)  # step 1
     h_hat = prox_step(prob, w, Vinv, st.h_hat)  # step 2
     f = eq.outputs(h_hat, w, Vinv)  # step 3: f

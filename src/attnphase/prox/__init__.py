@@ -40,7 +40,8 @@ class ProxResult:
 
 def block_metric(Vinv: torch.Tensor, L: int) -> torch.Tensor:
     """I_L (x) V^{-1}: the Hessian of the quadratic term of F in the row-major flattening."""
-    return torch.kron(torch.eye(L, dtype=Vinv.dtype, device=Vinv.device), Vinv)
+    # contiguous: torch.kron fails on the transposed layout torch.linalg.inv returns for r >= 2
+    return torch.kron(torch.eye(L, dtype=Vinv.dtype, device=Vinv.device), Vinv.contiguous())
 
 
 def moreau_objective(h, w, Vinv, K, Cm, c) -> torch.Tensor:

@@ -37,8 +37,10 @@ COLLAPSED = 1e-4  # max |M| (positional) or |theta| (semantic): the start fell t
 
 def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
     """Starting overlaps of each branch, the L=2 authors' values (THEORY.md §3) per column:
-    semantic: every column aligned with the teacher; positional: every column along the first
-    encoding direction; mixed (r >= 2): column 1 semantic, column 2 positional; trivial."""
+    semantic: every column aligned with the teacher; positional: column 1 along the first
+    encoding direction (M = (0.2, 0, ...): any M of rank one is this up to a rotation of the
+    columns), the others trivial; mixed (r >= 2): column 1 semantic, column 2 positional;
+    trivial."""
     r, t, K = p.rank, p.teacher_rank, p.K
     q = 0.02 * np.eye(r)
     M = np.zeros((K, r))
@@ -47,7 +49,7 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
         q = 0.5 * np.eye(r) + 0.4 * np.ones((r, r))
         theta[0, :] = 0.35 * p.sigma**2 / 0.25 / np.sqrt(r)
     elif branch == "positional":
-        M[0, :] = 0.2
+        M[0, 0] = 0.2
     elif branch == "mixed":
         if r < 2:
             raise ValueError(f"the mixed start needs rank >= 2, got rank={r}")
@@ -59,15 +61,20 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
     return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=14.575 * np.eye(r))
 
 
-def pinned(branch: str) -> tuple[bool, bool]:
-    """(M, theta) held at zero on a branch. Both manifolds are invariant for any A: at M = 0
-    the law of the fields is symmetric under (xi, y) -> -(xi, y) and S(-h) = S(h); at theta = 0
-    under y -> -y (and the antithetic points keep the symmetry exact)."""
+def pinned(branch: str) -> tuple[bool, bool, bool]:
+    """(M, theta, columns 2..r) held at zero on a branch. The manifolds are invariant for any
+    A: at M = 0 the law of the fields is symmetric under (xi, y) -> -(xi, y) and S(-h) = S(h);
+    at theta = 0 under y -> -y (the antithetic points keep these two exact). On the positional
+    branch for r >= 2 the columns after the first are trivial: with their M and theta zero and
+    q, V diagonal, flipping one of them (h_c -> -h_c) leaves the law of the fields and
+    S(h) = softmax(h h^T) unchanged, so their Mhat and the off-diagonal qhat, Vhat vanish; held
+    at zero because the integration breaks that symmetry (free, such a column's M oscillated
+    around zero at the noise level and the iteration never settled)."""
     return {
-        "semantic": (True, False),
-        "positional": (False, True),
-        "trivial": (True, True),
-    }.get(branch, (False, False))
+        "semantic": (True, False, False),
+        "positional": (False, True, True),
+        "trivial": (True, True, False),
+    }.get(branch, (False, False, False))
 
 
 class _Layout:
@@ -105,14 +112,19 @@ class _Layout:
         _, bM, bT, _ = self.blocks()
         return not keep[bM].any() and not keep[bT].any()
 
-    def mask(self, pin_M: bool, pin_theta: bool) -> np.ndarray:
-        nq = len(self.iu[0])
-        keep = np.ones(2 * nq + (self.K + self.t) * self.r)
-        if pin_M:
-            keep[nq : nq + self.K * self.r] = 0.0
-        if pin_theta:
-            keep[nq + self.K * self.r : nq + (self.K + self.t) * self.r] = 0.0
-        return keep
+    def mask(self, pin_M: bool, pin_theta: bool, one_column: bool = False) -> np.ndarray:
+        """1 where the packed vector is free, 0 where held at zero (`pinned`)."""
+        free = ge.MatrixOverlaps(
+            q=np.ones((self.r, self.r)),
+            M=np.full((self.K, self.r), 0.0 if pin_M else 1.0),
+            theta=np.full((self.t, self.r), 0.0 if pin_theta else 1.0),
+            V=np.ones((self.r, self.r)),
+        )
+        if one_column:
+            free.M[:, 1:] = 0.0
+            for a in (free.q, free.V):
+                a[~np.eye(self.r, dtype=bool)] = 0.0
+        return self.pack(free)
 
 
 def canonical(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:

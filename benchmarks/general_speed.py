@@ -3,7 +3,8 @@
 Per case, at the point count that gives about 1e-3 relative accuracy with R = 4 scramblings
 (measured in docs/general-engine-accuracy.md, `benchmarks/general_convergence.py`):
 
-- cold: `solve_general` (after a 64-point solve that compiles the numba kernels) from the branch's start (damped stage on points/8, then Anderson);
+- cold: `solve_general` (after a 64-point solve that compiles the numba kernels) from the
+  branch's start (damped stage on points/8, then Anderson);
 - warm: the next alpha (+0.1) on the same scramblings, started from the cold fixed point, as
   along a learning curve (`general_learning_curve`);
 - where the time goes: the share of the cold solve spent in the global prox (cProfile);

@@ -61,20 +61,31 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
     return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=14.575 * np.eye(r))
 
 
-def pinned(branch: str) -> tuple[bool, bool, bool]:
-    """(M, theta, columns 2..r) held at zero on a branch. The manifolds are invariant for any
-    A: at M = 0 the law of the fields is symmetric under (xi, y) -> -(xi, y) and S(-h) = S(h);
-    at theta = 0 under y -> -y (the antithetic points keep these two exact). On the positional
-    branch for r >= 2 the columns after the first are trivial: with their M and theta zero and
-    q, V diagonal, flipping one of them (h_c -> -h_c) leaves the law of the fields and
-    S(h) = softmax(h h^T) unchanged, so their Mhat and the off-diagonal qhat, Vhat vanish; held
-    at zero because the integration breaks that symmetry (free, such a column's M oscillated
-    around zero at the noise level and the iteration never settled)."""
-    return {
-        "semantic": (True, False, False),
-        "positional": (False, True, True),
-        "trivial": (True, True, False),
-    }.get(branch, (False, False, False))
+def free_overlaps(branch: str, r: int, K: int, t: int) -> ge.MatrixOverlaps:
+    """1 where an overlap iterates freely on a branch, 0 where it is held at zero. Every
+    pinned set is an invariant manifold of the exact map for any A (the integration breaks
+    the symmetries behind the last two, hence the pins: free, a trivial column's M oscillated
+    around zero at the noise level and rank-2 runs never settled):
+    - semantic: M = 0 (the law of the fields is symmetric under (xi, y) -> -(xi, y), S(-h) = S(h));
+    - positional: theta = 0 (symmetric under y -> -y); for r >= 2 column 1 positional, the
+      others trivial with q, V diagonal: flipping one such column (h_c -> -h_c) leaves the law
+      and S(h) = softmax(h h^T) unchanged, so its Mhat and the off-diagonal qhat, Vhat vanish;
+    - mixed: column 1 semantic (its M = 0), column 2 positional (its theta = 0), others trivial,
+      q, V diagonal: symmetric under flipping column 1 together with y -> -y;
+    - trivial: M = theta = 0."""
+    q, M, theta, V = np.ones((r, r)), np.ones((K, r)), np.ones((t, r)), np.ones((r, r))
+    if branch in ("semantic", "trivial"):
+        M[:] = 0.0
+    if branch in ("positional", "trivial"):
+        theta[:] = 0.0
+    if branch in ("positional", "mixed"):
+        diag = np.eye(r, dtype=bool)
+        q[~diag] = V[~diag] = 0.0
+        pos = 0 if branch == "positional" else 1
+        M[:, [c for c in range(r) if c != pos]] = 0.0
+    if branch == "mixed":
+        theta[:, 1:] = 0.0
+    return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=V)
 
 
 class _Layout:
@@ -112,19 +123,9 @@ class _Layout:
         _, bM, bT, _ = self.blocks()
         return not keep[bM].any() and not keep[bT].any()
 
-    def mask(self, pin_M: bool, pin_theta: bool, one_column: bool = False) -> np.ndarray:
-        """1 where the packed vector is free, 0 where held at zero (`pinned`)."""
-        free = ge.MatrixOverlaps(
-            q=np.ones((self.r, self.r)),
-            M=np.full((self.K, self.r), 0.0 if pin_M else 1.0),
-            theta=np.full((self.t, self.r), 0.0 if pin_theta else 1.0),
-            V=np.ones((self.r, self.r)),
-        )
-        if one_column:
-            free.M[:, 1:] = 0.0
-            for a in (free.q, free.V):
-                a[~np.eye(self.r, dtype=bool)] = 0.0
-        return self.pack(free)
+    def mask(self, branch: str) -> np.ndarray:
+        """The packed `free_overlaps` of a branch (all free for any other name)."""
+        return self.pack(free_overlaps(branch, self.r, self.K, self.t))
 
 
 def canonical(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
@@ -277,7 +278,7 @@ def solve_one(
     Anderson-accelerated damped steps; a start whose order parameter collapses (`collapsed`)
     is finished on the trivial manifold."""
     layout = _Layout(p.rank, p.K, p.teacher_rank)
-    keep = layout.mask(*pinned(branch))
+    keep = layout.mask(branch)
     x = layout.pack(canonical(start)) * keep
     fine = GeneralMap(alpha, p, channel, keep)
     kw = dict(admissible=fine.admissible, damping=damping, max_iter=max_iter)
@@ -303,14 +304,14 @@ def solve_one(
             # sign: hand over +theta, else the fine stage solves the y-reflected points
             x = layout.pack(oriented(layout.unpack(pre.x))) * keep
             if not pre.converged and collapsed(layout, x, branch):
-                keep = layout.mask(True, True)
+                keep = layout.mask("trivial")
                 x, fine = x * keep, GeneralMap(alpha, p, channel, keep)
     rep = iterate(fine.step, x, tol=tol, anderson=anderson, **kw)
     iterations += rep.iterations
     if not rep.converged and rep.aux is not None and collapsed(layout, rep.x, branch):
         # the branch's order parameter decays geometrically to zero, which a relative
         # convergence test never accepts: finish on the trivial manifold
-        keep = layout.mask(True, True)
+        keep = layout.mask("trivial")
         fine = GeneralMap(alpha, p, channel, keep)
         rep = iterate(fine.step, rep.x * keep, tol=tol, anderson=anderson, **kw)
         iterations += rep.iterations

@@ -125,9 +125,8 @@ CASES = {
     "L3 positional start a=1.5": Case(L3, 1.5, "positional", "semantic", own_kind="trivial"),
     "L3 positional start a=3": Case(L3, 3.0, "positional", "semantic", own_kind="trivial"),
     # rank 2: the simulations' semantic start ends at the MIXED minimum (5/5 seeds: one column
-    # semantic, one positional); the engine's mixed start falls to one semantic and one
-    # trivial column at alpha 1.5 (1024 x 2 points; it finds the mixed point at alpha 3), an
-    # explicit start near the simulations' minimum finds it (8192 x 4 points: M = 0.219)
+    # semantic, one positional), started here near the simulations' minimum (8192 x 4 points:
+    # M = 0.219; the engine's own mixed start finds the same point)
     "L2 r=2 t=1 semantic start a=1.5": Case(
         L2_RANK2, 1.5, "semantic", "mixed", start=_mixed_start(0.057, 0.216, 0.10)
     ),

@@ -15,7 +15,8 @@ What is true, and tested, beyond the issue's list:
 - L=2, r=2, t=1: the simulations' semantic start (column 1 = Q*, column 2 small) ends at the
   MIXED minimum (one column semantic, one positional; 5/5 seeds at alpha 1.5 and 3), not at the
   pure semantic point; it is compared with the mixed fixed point, found from an explicit start
-  (the engine's own mixed start falls to one semantic and one trivial column at alpha 1.5).
+  near the simulations' minimum (the engine's own mixed start finds the same point,
+  tests/test_general_engine.py).
 """
 
 import importlib.util

@@ -2,6 +2,7 @@
 the same run (§7), iteration by iteration."""
 
 from .algorithm import DEFAULT_DAMPING, run_gamp
+from .report import gamp_runs, trace_table
 from .result import GampResult, GampStep
 from .trace import StateEvolutionTrace, state_evolution_trace, trace_of_run, trace_start
 
@@ -10,8 +11,10 @@ __all__ = [
     "GampResult",
     "GampStep",
     "StateEvolutionTrace",
+    "gamp_runs",
     "run_gamp",
     "state_evolution_trace",
     "trace_of_run",
     "trace_start",
+    "trace_table",
 ]

@@ -20,6 +20,11 @@ AOpt = Annotated[
 ]
 FormatOpt = Annotated[str, typer.Option("--format", help="table|csv|json")]
 AlphaOpt = Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")]
+RankOpt = Annotated[int, typer.Option(help="student rank r (>= 1)")]
+TeacherRankOpt = Annotated[int, typer.Option(help="teacher rank t (>= 1)")]
+EncodingOpt = Annotated[
+    str | None, typer.Option(help="encoding coefficients c1,...,cL [+1 ... -1]")
+]
 STANDARD_A_TEXT = "0.6,0.4,0.4,0.6"
 
 

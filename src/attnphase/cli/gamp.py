@@ -13,10 +13,13 @@ from .app import app
 from .common import (
     STANDARD_A_TEXT,
     AOpt,
+    EncodingOpt,
     FormatOpt,
     LamOpt,
     OmegaOpt,
+    RankOpt,
     SigmaOpt,
+    TeacherRankOpt,
     UsageError,
     _fail,
     _usage,
@@ -49,11 +52,9 @@ def gamp(
     sigma: SigmaOpt = 0.5,
     lam: LamOpt = 0.01,
     A: AOpt = STANDARD_A_TEXT,
-    rank: Annotated[int, typer.Option(help="student rank r (>= 1)")] = 1,
-    teacher_rank: Annotated[int, typer.Option(help="teacher rank t (>= 1)")] = 1,
-    encoding: Annotated[
-        str | None, typer.Option(help="encoding coefficients c1,...,cL [+1 ... -1]")
-    ] = None,
+    rank: RankOpt = 1,
+    teacher_rank: TeacherRankOpt = 1,
+    encoding: EncodingOpt = None,
     init: Annotated[str, typer.Option(help="semantic|positional|random")] = "semantic",
     seeds: Annotated[int, typer.Option(help="runs seeds 0..N-1 (the simulations' data)")] = 1,
     max_iter: Annotated[int, typer.Option(help="maximum GAMP iterations (>= 1)")] = 1000,

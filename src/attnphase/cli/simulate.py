@@ -15,10 +15,13 @@ from .common import (
     STANDARD_A_TEXT,
     AlphaOpt,
     AOpt,
+    EncodingOpt,
     FormatOpt,
     LamOpt,
     OmegaOpt,
+    RankOpt,
     SigmaOpt,
+    TeacherRankOpt,
     UsageError,
     _fail,
     _plot_failed,
@@ -54,11 +57,9 @@ def simulate(
     lam: LamOpt = 0.01,
     lam_linear: Annotated[float | None, typer.Option(help="baseline ridge (default: lam)")] = None,
     A: AOpt = STANDARD_A_TEXT,
-    rank: Annotated[int, typer.Option(help="student rank r (>= 1)")] = 1,
-    teacher_rank: Annotated[int, typer.Option(help="teacher rank t (>= 1)")] = 1,
-    encoding: Annotated[
-        str | None, typer.Option(help="encoding coefficients c1,...,cL [+1 ... -1]")
-    ] = None,
+    rank: RankOpt = 1,
+    teacher_rank: TeacherRankOpt = 1,
+    encoding: EncodingOpt = None,
     init: Annotated[
         str, typer.Option(help="comma list of semantic,positional,random")
     ] = "semantic,positional",

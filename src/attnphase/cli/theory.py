@@ -25,10 +25,13 @@ from .common import (
     STANDARD_A_TEXT,
     AlphaOpt,
     AOpt,
+    EncodingOpt,
     FormatOpt,
     LamOpt,
     OmegaOpt,
+    RankOpt,
     SigmaOpt,
+    TeacherRankOpt,
     UsageError,
     _fail,
     _plot_failed,
@@ -55,11 +58,6 @@ THEORY_COLUMNS = [
 ]
 
 
-RankOpt = Annotated[int, typer.Option(help="student rank r (>= 1)")]
-TeacherRankOpt = Annotated[int, typer.Option(help="teacher rank t (>= 1)")]
-EncodingOpt = Annotated[
-    str | None, typer.Option(help="encoding coefficients c1,...,cL [+1 ... -1]")
-]
 EngineOpt = Annotated[str, typer.Option(help="auto (l2 for L=2, r=t=1) | l2 | general")]
 RandomisationsOpt = Annotated[
     int, typer.Option(help="general: independent scramblings (error bars)")

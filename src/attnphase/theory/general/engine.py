@@ -63,9 +63,9 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
 
 def free_overlaps(branch: str, r: int, K: int, t: int) -> ge.MatrixOverlaps:
     """1 where an overlap iterates freely on a branch, 0 where it is held at zero. Every
-    pinned set is an invariant manifold of the exact map for any A (the integration breaks
-    the symmetries behind the last two, hence the pins: free, a trivial column's M oscillated
-    around zero at the noise level and rank-2 runs never settled):
+    pinned set is an invariant manifold of the exact map for any A; the integration breaks the
+    single-column symmetries of rank >= 2, hence the pins there (free, a trivial column's M
+    oscillated around zero at the noise level and rank-2 runs never settled):
     - semantic: M = 0 (the law of the fields is symmetric under (xi, y) -> -(xi, y), S(-h) = S(h));
     - positional: theta = 0 (symmetric under y -> -y); for r >= 2 column 1 positional, the
       others trivial with q, V diagonal: flipping one such column (h_c -> -h_c) leaves the law

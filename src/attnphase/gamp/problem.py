@@ -15,9 +15,17 @@ import numpy as np
 import torch
 
 from ..params import ModelParams
-from ..sim.data import generator, sample_tokens, targets
 from ..sim.risk import StructuredRisk
-from ..sim.run import DTYPES, SimConfig, _initial_weights, _overlaps, _positions, _test_errors
+from ..sim.run import (
+    DTYPES,
+    SimConfig,
+    _initial_weights,
+    _overlaps,
+    _positions,
+    _test_errors,
+    draw_training_set,
+    target_matrix,
+)
 
 
 @dataclass(frozen=True)
@@ -62,12 +70,10 @@ class Problem:
 
     def test_error(self, Q: torch.Tensor) -> float:
         """eps_g on the simulation's fresh test set of this seed (eq. 4), as `simulate` measures
-        it (its helper also evaluates a baseline matrix, here B = 0, whose error is dropped)."""
-        L = self.cfg.L
-        zero = torch.zeros(1, L, L, dtype=Q.dtype, device=Q.device)
-        A = torch.as_tensor(self.cfg.params.A_array, dtype=Q.dtype, device=Q.device)
+        it."""
+        A = target_matrix(self.cfg, Q.dtype, Q.device)
         err, _ = _test_errors(
-            self.cfg, self.teacher, Q[None], zero, [self.seed], self.positions, A, Q.dtype, Q.device
+            self.cfg, self.teacher, Q[None], None, [self.seed], self.positions, A, Q.dtype, Q.device
         )
         return float(err[0])
 
@@ -87,13 +93,9 @@ def build_problem(
         params, d=d, alpha=alpha, init=init, n_test=n_test, device=str(device)
     )
     dtype = DTYPES[cfg.dtype]
-    A = torch.as_tensor(params.A_array, dtype=dtype, device=device)
     positions, directions = _positions(cfg, dtype, device)
-    teacher = torch.randn(
-        1, d, cfg.t, generator=generator(seed, "teacher", device), dtype=dtype, device=device
-    )
-    x = sample_tokens(cfg.n, cfg.L, d, cfg.sigma, generator(seed, "train", device), dtype, device)
-    y = targets(x[None], teacher, cfg.omega, A)
+    teacher, x, y = draw_training_set(cfg, [seed], dtype, device)
+    x = x[0]
     x += positions  # in place: the tokens are needed only with their positions from here on
     risk = StructuredRisk.build(x[None], y, cfg.lam)
     c = y[0].pow(2).sum((-1, -2)) / (2 * d)  # c_mu = |y_mu|^2/(2d)

@@ -296,36 +296,15 @@ def _scalar_or_list(x: torch.Tensor):
 
 
 @torch.no_grad()
-def _test_errors(cfg, teacher, Q, Bmat, seeds, positions, A, dtype, device, chunk=4096):
-    """eps_g of the attention model and of the baseline on fresh test data, in chunks."""
-    gens = [generator(s, "test", device) for s in seeds]
-    err_att = torch.zeros(len(seeds), dtype=dtype, device=device)
-    err_lin = torch.zeros(len(seeds), dtype=dtype, device=device)
-    done = 0
-    while done < cfg.n_test:
-        size = min(chunk, cfg.n_test - done)
-        x = torch.stack(
-            [sample_tokens(size, cfg.L, cfg.d, cfg.sigma, g, dtype, device) for g in gens]
-        )
-        y = targets(x, teacher, cfg.omega, A)
-        err_att += (y - attention_output(x + positions, Q)).pow(2).sum(dim=(1, 2, 3))
-        err_lin += (y - linear_output(x, Bmat)).pow(2).sum(dim=(1, 2, 3))
-        done += size
-    scale = 2 * cfg.d * cfg.n_test
-    return (err_att / scale).tolist(), (err_lin / scale).tolist()
+def target_matrix(cfg: SimConfig, dtype, device) -> torch.Tensor:
+    """The positional target A of the configuration as a tensor."""
+    return torch.as_tensor(np.asarray(cfg.A, dtype=float), dtype=dtype, device=device)
 
 
-def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
-    """Run `cfg` for each seed (teacher, data, test set and start all drawn from that seed),
-    as one batch; returns one result per seed. A diverging run is reported with
-    status "diverged", converged=False and NaN metrics (and a SimulationWarning)."""
-    seeds = [check_int("seeds", s, minimum=0) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds must not be empty")
-    t0 = time.perf_counter()
-    dtype, device = DTYPES[cfg.dtype], pick_device(cfg.device)
-    A = torch.as_tensor(np.asarray(cfg.A, dtype=float), dtype=dtype, device=device)
-    positions, directions = _positions(cfg, dtype, device)
+def draw_training_set(cfg: SimConfig, seeds, dtype, device):
+    """Teacher Q* (B, d, t), training tokens x (B, n, L, d, without positions) and targets y
+    (B, n, L, d) of every seed, each from that seed's own generators: the training data that
+    `simulate` and `attnphase.gamp` see for a seed."""
     teacher = torch.stack(
         [
             torch.randn(
@@ -342,7 +321,42 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
             for s in seeds
         ]
     )
-    y = targets(x, teacher, cfg.omega, A)
+    return teacher, x, targets(x, teacher, cfg.omega, target_matrix(cfg, dtype, device))
+
+
+def _test_errors(cfg, teacher, Q, Bmat, seeds, positions, A, dtype, device, chunk=4096):
+    """eps_g of the attention model and (unless Bmat is None) of the baseline on fresh test
+    data, in chunks; the baseline's errors are None without Bmat."""
+    gens = [generator(s, "test", device) for s in seeds]
+    err_att = torch.zeros(len(seeds), dtype=dtype, device=device)
+    err_lin = torch.zeros(len(seeds), dtype=dtype, device=device)
+    done = 0
+    while done < cfg.n_test:
+        size = min(chunk, cfg.n_test - done)
+        x = torch.stack(
+            [sample_tokens(size, cfg.L, cfg.d, cfg.sigma, g, dtype, device) for g in gens]
+        )
+        y = targets(x, teacher, cfg.omega, A)
+        err_att += (y - attention_output(x + positions, Q)).pow(2).sum(dim=(1, 2, 3))
+        if Bmat is not None:
+            err_lin += (y - linear_output(x, Bmat)).pow(2).sum(dim=(1, 2, 3))
+        done += size
+    scale = 2 * cfg.d * cfg.n_test
+    return (err_att / scale).tolist(), (err_lin / scale).tolist() if Bmat is not None else None
+
+
+def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
+    """Run `cfg` for each seed (teacher, data, test set and start all drawn from that seed),
+    as one batch; returns one result per seed. A diverging run is reported with
+    status "diverged", converged=False and NaN metrics (and a SimulationWarning)."""
+    seeds = [check_int("seeds", s, minimum=0) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    t0 = time.perf_counter()
+    dtype, device = DTYPES[cfg.dtype], pick_device(cfg.device)
+    A = target_matrix(cfg, dtype, device)
+    positions, directions = _positions(cfg, dtype, device)
+    teacher, x, y = draw_training_set(cfg, seeds, dtype, device)
     lam_lin = cfg.lam if cfg.lam_linear is None else cfg.lam_linear
     Bmat = fit_linear(x, y, lam_lin)
     risk = StructuredRisk.build(x + positions, y, cfg.lam)

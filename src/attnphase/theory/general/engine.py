@@ -157,19 +157,18 @@ def _column_signs(o: ge.MatrixOverlaps) -> np.ndarray:
     return signs
 
 
-def oriented(o: ge.MatrixOverlaps, h: ge.MatrixHats | None = None):
-    """Overlaps (and hats, when given) with every student column signed by `_column_signs`.
+def oriented(o: ge.MatrixOverlaps, h: ge.MatrixHats) -> tuple[ge.MatrixOverlaps, ge.MatrixHats]:
+    """Overlaps and their hats with every student column signed by `_column_signs`.
     Flipping a column (Q_c -> -Q_c, R = diag(+-1) in `canonical`'s symmetry) maps fixed points
     to fixed points of the point set reflected in y, whose law is the same; without it a damped
     cold start that carries theta through zero reports -theta."""
     D = _column_signs(o)
     two = np.outer(D, D)
-    o = ge.MatrixOverlaps(q=o.q * two, M=o.M * D, theta=o.theta * D, V=o.V * two)
-    if h is None:
-        return o
-    return o, ge.MatrixHats(
+    flipped = ge.MatrixOverlaps(q=o.q * two, M=o.M * D, theta=o.theta * D, V=o.V * two)
+    hats = ge.MatrixHats(
         qhat=h.qhat * two, Mhat=h.Mhat * D, thetahat=h.thetahat * D, Vhat=h.Vhat * two
     )
+    return flipped, hats
 
 
 def admissible(o: ge.MatrixOverlaps, rho: np.ndarray) -> bool:
@@ -302,7 +301,7 @@ def solve_one(
         if pre.aux is not None and fine.admissible(pre.x):
             # the coarse points' fixed point stands in for the fine points' one of the same
             # sign: hand over +theta, else the fine stage solves the y-reflected points
-            x = layout.pack(oriented(layout.unpack(pre.x))) * keep
+            x = layout.pack(oriented(layout.unpack(pre.x), pre.aux[0])[0]) * keep
             if not pre.converged and collapsed(layout, x, branch):
                 keep = layout.mask("trivial")
                 x, fine = x * keep, GeneralMap(alpha, p, channel, keep)

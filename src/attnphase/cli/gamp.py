@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -22,8 +23,11 @@ from .common import (
     TeacherRankOpt,
     UsageError,
     _fail,
+    _plot_failed,
     _usage,
     build_params,
+    check_outputs,
+    figure_files,
 )
 
 GAMP_COLUMNS = [
@@ -65,9 +69,14 @@ def gamp(
     trace: Annotated[
         bool, typer.Option(help="per-iteration overlaps beside the state evolution's (se_*)")
     ] = False,
+    plot: Annotated[
+        Path | None,
+        typer.Option(help="draw GAMP's iterates beside the state evolution's here (computes it)"),
+    ] = None,
 ) -> None:
     """GAMP (the paper's Appendix B) on the data `attnphase simulate` draws for each seed: one row
-    per seed, or with --trace one row per iteration beside the state evolution."""
+    per seed, or with --trace one row per iteration beside the state evolution; --plot draws
+    the latter (predicted vs actual, per overlap)."""
     from ..gamp import DEFAULT_DAMPING, gamp_runs, trace_table
     from ..gamp.algorithm import check_damping, check_init
 
@@ -84,6 +93,8 @@ def gamp(
             check_init(init, d, p.rank)
         except ValueError as err:
             raise _usage(err, {"max_iter": "--max-iter"}) from None
+        if plot is not None:
+            check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         _fail(err)
     runs = gamp_runs(
@@ -96,8 +107,15 @@ def gamp(
         max_iter=max_iter,
         progress=sys.stderr.isatty(),
     )
+    rows = [row for res in runs for row in trace_table(res)] if trace or plot else []
     if trace:
-        rows = [row for res in runs for row in trace_table(res)]
         typer.echo(render(rows, format, TRACE_COLUMNS))
     else:
         typer.echo(render([res.as_dict() for res in runs], format, GAMP_COLUMNS))
+    if plot is not None:
+        from ..gamp_plot import gamp_trace_figure
+
+        try:
+            gamp_trace_figure(runs, rows, plot)
+        except (OSError, ValueError) as err:
+            _plot_failed(err)

@@ -99,11 +99,17 @@ class LandscapeResult:
     points: tuple[LandscapePoint, ...]
 
     def rows(self) -> list[dict]:
-        """One flat record per end point, with d, n, omega, sigma, lam."""
-        head = dict(d=self.d, omega=self.omega, sigma=self.sigma, lam=self.lam)
-        return [
-            head | {"n": int(round(p.alpha * self.d))} | asdict(p) for p in self.points
-        ]
+        """One flat record per end point, with d, n, omega, sigma, lam, A (nested list) and
+        gtol."""
+        head = dict(
+            d=self.d,
+            omega=self.omega,
+            sigma=self.sigma,
+            lam=self.lam,
+            A=[list(row) for row in self.A],
+            gtol=self.gtol,
+        )
+        return [head | {"n": int(round(p.alpha * self.d))} | asdict(p) for p in self.points]
 
     def theta_spread(self) -> dict[tuple[float, int], float]:
         """Per (alpha, seed): the largest distance between the final thetas of two starts
@@ -244,7 +250,7 @@ def _matrix_or_number(x: np.ndarray):
     return float(x.reshape(())) if x.size == 1 else x.tolist()
 
 
-def landscape(
+def probe_landscape(
     params: ModelParams,
     d: int,
     alphas: float | Sequence[float],
@@ -358,6 +364,6 @@ __all__ = [
     "LandscapeResult",
     "hutchinson_block_traces",
     "inverse_block_traces",
-    "landscape",
+    "probe_landscape",
     "start_weights",
 ]

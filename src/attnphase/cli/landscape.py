@@ -1,0 +1,152 @@
+"""`attnphase landscape`: L-BFGS from starts of every overlap c with the teacher (THEORY.md §9)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from ..params import check_int, check_unit_interval
+from ..tables import FORMATS, render
+from .app import app
+from .common import (
+    STANDARD_A_TEXT,
+    AlphaOpt,
+    AOpt,
+    EncodingOpt,
+    FormatOpt,
+    LamOpt,
+    OmegaOpt,
+    RankOpt,
+    SigmaOpt,
+    TeacherRankOpt,
+    UsageError,
+    _fail,
+    _plot_failed,
+    _usage,
+    build_params,
+    check_outputs,
+    figure_files,
+    parse_alphas,
+)
+
+LANDSCAPE_COLUMNS = [
+    "alpha",
+    "c",
+    "seed",
+    "theta",
+    "m",
+    "q",
+    "train_loss",
+    "test_error",
+    "grad_norm",
+    "hessian_min",
+    "V_sim",
+    "V_sim_err",
+]
+
+
+def parse_starts(text: str) -> list[float]:
+    """Start overlaps: a value, a comma-separated list or start:stop:num (inclusive), in
+    [0, 1]."""
+    try:
+        if ":" in text:
+            start, stop, num = text.split(":")
+            if int(num) < 1:
+                raise ValueError
+            values = [float(f"{v:.12g}") for v in np.linspace(float(start), float(stop), int(num))]
+        else:
+            values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise UsageError(
+            "--start-overlap must be a value, a comma-separated list or start:stop:num, "
+            f"got {text!r}"
+        ) from None
+    for v in values:
+        try:
+            check_unit_interval("start_overlap", v)
+        except ValueError as err:
+            raise _usage(err) from None
+    return values
+
+
+@app.command()
+def landscape(
+    d: Annotated[int, typer.Option(help="dimension d (>= 2)")] = 1000,
+    alpha: AlphaOpt = "2",
+    omega: OmegaOpt = 0.3,
+    sigma: SigmaOpt = 0.5,
+    lam: LamOpt = 0.01,
+    A: AOpt = STANDARD_A_TEXT,
+    rank: RankOpt = 1,
+    teacher_rank: TeacherRankOpt = 1,
+    encoding: EncodingOpt = None,
+    start_overlap: Annotated[
+        str, typer.Option(help="overlaps c in [0, 1]: value, list a,b or start:stop:num")
+    ] = "0:1:6",
+    seeds: Annotated[int, typer.Option(help="runs seeds 0..N-1 (the simulations' data)")] = 2,
+    n_test: Annotated[int, typer.Option(help="test-set size")] = 10_000,
+    method: Annotated[
+        str, typer.Option(help="tr(H^-1): auto|dense|hutchinson (auto: dense up to d r = 3000)")
+    ] = "auto",
+    probes: Annotated[int, typer.Option(help="Hutchinson probes (>= 2)")] = 30,
+    format: FormatOpt = "table",
+    plot: Annotated[
+        Path | None, typer.Option(help="theta_final(c) and the training loss (needs r = t = 1)")
+    ] = None,
+) -> None:
+    """L-BFGS from Q0 = c Q* + sqrt(1 - c^2) g on the data `attnphase simulate` draws for each
+    seed: one row per (alpha, c, seed) with the end point's overlaps, losses, smallest Hessian
+    eigenvalue and V_sim = sigma^2 tr(H^-1)/d. A flat theta_final(c): one minimum; a sloped
+    one: a continuum of minima."""
+    from ..landscape import METHODS
+
+    try:
+        alphas = parse_alphas(alpha)
+        starts = parse_starts(start_overlap)
+        p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
+        if format not in FORMATS:
+            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        if method not in METHODS:
+            raise UsageError(f"--method must be one of {METHODS}, got {method!r}")
+        try:
+            check_int("d", d, minimum=2)
+            check_int("seeds", seeds)
+            check_int("n_test", n_test)
+            check_int("probes", probes, minimum=2)
+        except ValueError as err:
+            raise _usage(err) from None
+        if plot is not None:
+            if p.rank != 1 or p.teacher_rank != 1:
+                raise UsageError(
+                    f"--plot: the figure draws scalar theta, so it needs --rank 1 and "
+                    f"--teacher-rank 1, got {p.rank} and {p.teacher_rank}"
+                )
+            check_outputs({"--plot": figure_files(plot)}, {})
+    except UsageError as err:
+        _fail(err)
+    from ..landscape import probe_landscape
+
+    result = probe_landscape(
+        p,
+        d,
+        alphas,
+        starts,
+        range(seeds),
+        n_test=n_test,
+        method=method,
+        probes=probes,
+        progress=sys.stderr.isatty(),
+    )
+    rows = result.rows()
+    typer.echo(render(rows, format, LANDSCAPE_COLUMNS))
+    if plot is not None:
+        from ..landscape_plot import landscape_figure
+
+        try:
+            landscape_figure(rows, plot)
+        except (OSError, ValueError) as err:
+            _plot_failed(err)

@@ -35,6 +35,8 @@ _LAZY = {
     "GampResult": "gamp",
     "state_evolution_trace": "gamp",
     "trace_of_run": "gamp",
+    "probe_landscape": "landscape",
+    "LandscapeResult": "landscape",
 }
 
 
@@ -57,6 +59,8 @@ __all__ = [
     "GampResult",
     "state_evolution_trace",
     "trace_of_run",
+    "probe_landscape",
+    "LandscapeResult",
     "ALTERNATIVE_A",
     "BRANCHES",
     "DEFAULT_ORDER",

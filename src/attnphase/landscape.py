@@ -51,7 +51,7 @@ from .sim.run import (
     pick_device,
     target_matrix,
 )
-from .sim.train import minimise
+from .sim.train import TrainReport, minimise
 
 METHODS = ("auto", "dense", "hutchinson")
 DENSE_MAX = 3000  # "auto": dense Hessian up to d r = 3000 (72 MB, ~d r HVPs), Hutchinson above
@@ -112,15 +112,17 @@ class LandscapeResult:
         return [head | {"n": int(round(p.alpha * self.d))} | asdict(p) for p in self.points]
 
     def theta_spread(self) -> dict[tuple[float, int], float]:
-        """Per (alpha, seed): the largest distance between the final thetas of two starts
-        (max - min over c for scalar theta; Frobenius distance otherwise). Of the order of the
+        """Per (alpha, seed): the largest distance between the final thetas of two starts, up
+        to the model's symmetry Q -> Q O (O orthogonal; Q -> -Q for r = 1), i.e. between the
+        singular values of theta (max - min of |theta| for scalar theta). Of the order of the
         gradient tolerance for one minimum; O(theta) for a continuum of minima."""
         groups: dict[tuple[float, int], list[np.ndarray]] = {}
         for p in self.points:
-            groups.setdefault((p.alpha, p.seed), []).append(np.asarray(p.theta, dtype=float))
+            sv = np.linalg.svd(np.atleast_2d(np.asarray(p.theta, dtype=float)), compute_uv=False)
+            groups.setdefault((p.alpha, p.seed), []).append(sv)
         return {
-            key: max(float(np.linalg.norm(a - b)) for a in ths for b in ths)
-            for key, ths in groups.items()
+            key: max(float(np.linalg.norm(a - b)) for a in svs for b in svs)
+            for key, svs in groups.items()
         }
 
 
@@ -132,6 +134,67 @@ def start_weights(teacher: torch.Tensor, g: torch.Tensor, c: float) -> torch.Ten
     Q0 = g.clone()
     Q0[:, :k] = c * teacher[:, :k] + math.sqrt(1.0 - c * c) * g[:, :k]
     return Q0
+
+
+def probe_config(
+    params: ModelParams, d: int, alpha: float, n_test: int = 10_000, device: str = "auto"
+) -> SimConfig:
+    """The simulation configuration whose data the probe uses (its random start, at scale 1,
+    is g)."""
+    return SimConfig.from_params(
+        params, d=d, alpha=alpha, init="random", init_scale=1.0, n_test=n_test, device=device
+    )
+
+
+@dataclass(frozen=True)
+class SeedData:
+    """The data of one seed as `simulate(cfg, [seed])` draws it: risk (a batch of one),
+    teacher Q* (1, d, t), start noise g (d, r), positions (L, d), the directions m is measured
+    along, and the positional target A."""
+
+    cfg: SimConfig
+    seed: int
+    risk: StructuredRisk
+    teacher: torch.Tensor
+    g: torch.Tensor
+    positions: torch.Tensor
+    directions: torch.Tensor
+    A: torch.Tensor
+
+    @classmethod
+    def draw(cls, cfg: SimConfig, seed: int) -> SeedData:
+        """Draw for `cfg` (from `probe_config`) and one seed."""
+        dtype, device = DTYPES[cfg.dtype], pick_device(cfg.device)
+        positions, directions = _positions(cfg, dtype, device)
+        teacher, x, y = draw_training_set(cfg, [seed], dtype, device)
+        x += positions
+        g = _initial_weights(cfg, teacher, [seed], dtype, device)[0]  # N(0, 1): init_scale 1
+        return cls(
+            cfg=cfg,
+            seed=seed,
+            risk=StructuredRisk.build(x, y, cfg.lam),
+            teacher=teacher,
+            g=g,
+            positions=positions,
+            directions=directions,
+            A=target_matrix(cfg, dtype, device),
+        )
+
+    def start(self, c: float) -> torch.Tensor:
+        """Q0 = c Q* + sqrt(1 - c^2) g (see `start_weights`)."""
+        return start_weights(self.teacher[0], self.g, c)
+
+    def train(self, c: float, gtol: float) -> TrainReport:
+        """L-BFGS (`attnphase.sim.train.minimise`) from the start of overlap c."""
+        return minimise(self.risk, self.start(c)[None], "lbfgs", gtol=gtol)
+
+    def test_error(self, Q: torch.Tensor) -> float:
+        """eps_g of Q (1, d, r) on this seed's test set, as `simulate` measures it."""
+        dtype, device = Q.dtype, Q.device
+        err, _ = _test_errors(
+            self.cfg, self.teacher, Q, None, [self.seed], self.positions, self.A, dtype, device
+        )
+        return float(err[0])
 
 
 class Curvature:
@@ -279,12 +342,7 @@ def probe_landscape(
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     check_int("probes", probes, minimum=2)
-    cfgs = [
-        SimConfig.from_params(
-            params, d=d, alpha=a, init="random", init_scale=1.0, n_test=n_test, device=device
-        )
-        for a in alphas
-    ]
+    cfgs = [probe_config(params, d, a, n_test=n_test, device=device) for a in alphas]
     gtol = cfgs[0].gtol if gtol is None else check_positive("gtol", gtol)
     bar = None
     if progress:
@@ -294,7 +352,7 @@ def probe_landscape(
     points = []
     for cfg in cfgs:
         for seed in seeds:
-            points += _probe_seed(cfg, seed, starts, gtol, method, probes, bar)
+            points += _probe_seed(SeedData.draw(cfg, seed), starts, gtol, method, probes, bar)
     if bar is not None:
         bar.close()
     return LandscapeResult(
@@ -310,25 +368,17 @@ def probe_landscape(
     )
 
 
-def _probe_seed(cfg: SimConfig, seed: int, starts, gtol, method, probes, bar):
-    """All starts on the data of one seed (drawn as `simulate` draws it)."""
-    dtype, device = DTYPES[cfg.dtype], pick_device(cfg.device)
-    A = target_matrix(cfg, dtype, device)
-    positions, directions = _positions(cfg, dtype, device)
-    teacher, x, y = draw_training_set(cfg, [seed], dtype, device)
-    x += positions
-    risk = StructuredRisk.build(x, y, cfg.lam)
-    del y
-    g = _initial_weights(cfg, teacher, [seed], dtype, device)[0]  # N(0, 1): init_scale = 1
+def _probe_seed(data: SeedData, starts, gtol, method, probes, bar) -> list[LandscapePoint]:
+    """All starts on the data of one seed."""
+    cfg, seed = data.cfg, data.seed
     out = []
     for j, c in enumerate(starts):
-        rep = minimise(risk, start_weights(teacher[0], g, c)[None], "lbfgs", gtol=gtol)
+        rep = data.train(c, gtol)
         Q = rep.Q
         with torch.no_grad():
-            R = float(risk(Q)[0])
-        q, m, theta = _overlaps(Q, teacher, directions, cfg.sigma)
-        err, _ = _test_errors(cfg, teacher, Q, None, [seed], positions, A, dtype, device)
-        curv = Curvature(risk, Q[0])
+            R = float(data.risk(Q)[0])
+        q, m, theta = _overlaps(Q, data.teacher, data.directions, cfg.sigma)
+        curv = Curvature(data.risk, Q[0])
         hmin = curv.smallest_eigenvalue()
         rng = np.random.default_rng([seed, j])
         V, V_err, used = _susceptibility(curv, hmin, cfg.sigma, cfg.d, method, probes, rng)
@@ -341,7 +391,7 @@ def _probe_seed(cfg: SimConfig, seed: int, starts, gtol, method, probes, bar):
                 m=_scalar_or_list(m[0]),
                 q=_scalar_or_list(q[0]),
                 train_loss=R / cfg.d,
-                test_error=err[0],
+                test_error=data.test_error(Q),
                 grad_norm=rep.grad_rms[0],
                 converged=rep.converged[0],
                 steps=rep.steps[0],
@@ -360,10 +410,12 @@ __all__ = [
     "DENSE_MAX",
     "METHODS",
     "Curvature",
+    "SeedData",
     "LandscapePoint",
     "LandscapeResult",
     "hutchinson_block_traces",
     "inverse_block_traces",
+    "probe_config",
     "probe_landscape",
     "start_weights",
 ]

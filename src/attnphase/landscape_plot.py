@@ -1,8 +1,9 @@
 """Figure of the landscape probe (THEORY.md §9): where L-BFGS ends against the start overlap c.
 
-Top row: theta_final/sigma^2 against c, one thin line per seed and the seed mean ± standard
-deviation, with the start's own theta(Q0)/sigma^2 ~ c dotted (a flat curve: one minimum; one
-that follows the start: a continuum). Bottom row: training loss R/d minus its smallest value
+Top row: |theta_final|/sigma^2 against c (the sign of Q is a symmetry of the model: Q and -Q
+are one minimum), one thin line per seed and the seed mean ± standard deviation, with the
+start's own theta(Q0)/sigma^2 ~ c dotted (a flat curve: one minimum; one that follows the
+start: a continuum). Bottom row: training loss R/d minus its smallest value
 over c on the same seed's data. One column per alpha. Colours: `attnphase.style`.
 """
 
@@ -25,7 +26,7 @@ def landscape_figure(rows: list[dict] | pd.DataFrame, path: str | Path) -> pd.Da
         raise ValueError("rows: nothing to plot")
     if not np.issubdtype(df["theta"].dtype, np.number):
         raise ValueError("rows: the figure draws scalar theta (rank r = t = 1)")
-    df["theta_s2"] = df["theta"] / df["sigma"] ** 2
+    df["theta_s2"] = df["theta"].abs() / df["sigma"] ** 2
     best = df.groupby(["alpha", "seed"])["train_loss"].transform("min")
     df["excess_loss"] = df["train_loss"] - best
     summary = (
@@ -67,7 +68,7 @@ def landscape_figure(rows: list[dict] | pd.DataFrame, path: str | Path) -> pd.Da
             c, c, color="0.5", linestyle=":", lw=1, label=r"start: $\theta(Q_0)/\sigma^2 \approx c$"
         )
         top.set_title(rf"$\alpha$ = {alpha:g}, n = {int(sub['n'].iloc[0])}", fontsize=10)
-        top.set_ylabel(r"$\theta_{final}/\sigma^2$")
+        top.set_ylabel(r"$|\theta_{final}|/\sigma^2$")
         bottom.set_ylabel(r"$R/d - \min_c R/d$ (same seed)")
         bottom.set_xlabel(r"start overlap $c$:  $Q_0 = c\,Q^* + \sqrt{1-c^2}\,g$")
     handles, labels = axes[0, 0].get_legend_handles_labels()

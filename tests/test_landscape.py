@@ -183,6 +183,26 @@ def test_hutchinson_trace_agrees_with_the_dense_trace_within_three_errors(end_po
     assert exact == pytest.approx(float(np.trace(Hinv)), rel=1e-10)
 
 
+def test_rank_two_symmetry_zero_mode_is_projected_out():
+    """r = 2, t = 1, d = 80, alpha = 2: R(Q O) = R(Q), so H has an exact zero mode along
+    Q [[0, 1], [-1, 0]] at a minimum (measured 2e-10, the gradient tolerance's size; asserted
+    below 1e-7 while the next eigenvalue is 4e-3). hessian_min and the trace exclude it:
+    Lanczos gives the second eigenvalue of the dense H, and the exact block traces equal
+    those of the pseudo-inverse on the other eigenvectors (both to 1e-8 relative)."""
+    p = ModelParams(rank=2, teacher_rank=1)
+    data = SeedData.draw(probe_config(p, 80, 2.0, n_test=100), 0)
+    Q = data.train(1.0, GTOL).Q[0]
+    curv = Curvature(data.risk, Q)
+    w, U = np.linalg.eigh(curv.dense())
+    assert abs(w[0]) < 1e-7 < 1e-3 < w[1]
+    gauge = torch.stack([-Q[:, 1], Q[:, 0]], dim=1).reshape(-1).numpy()
+    assert abs(gauge @ U[:, 0]) / np.linalg.norm(gauge) > 1 - 1e-6
+    assert curv.smallest_eigenvalue() == pytest.approx(w[1], rel=1e-8)
+    pinv = (U[:, 1:] / w[1:]) @ U[:, 1:].T
+    ref = np.einsum("iaib->ab", pinv.reshape(80, 2, 80, 2))
+    assert np.allclose(curv.inverse_block_traces(), ref, rtol=1e-8, atol=0)
+
+
 def test_probe_reports_the_method_and_error_of_v_sim():
     """The same end point with method dense and hutchinson: dense has error 0, Hutchinson a
     positive error and agrees within 3 of them."""

@@ -22,6 +22,8 @@ V_sim = sigma^2 tr(H^-1)/d (r x r block traces for r > 1) is the susceptibility 
 §8.1 measures by leave-one-out retraining: exact from the dense H (Cholesky) when d r <=
 DENSE_MAX, otherwise a Hutchinson estimate (Rademacher probes, H^-1 z by conjugate gradients on
 the HVP operator) with its standard error. V_sim is NaN where H is not positive definite.
+For r > 1 the r(r-1)/2 exact zero modes of the symmetry Q -> Q O are projected out of both
+(see `Curvature`).
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ class LandscapePoint:
     """One L-BFGS end point from start overlap c on the data of `seed` (overlaps as
     `simulate` reports them: numbers for r = t = K = 1, nested lists otherwise).
     train_loss = R(Q)/d; grad_norm = |grad R|_F/sqrt(d r) (the simulations' RMS gradient);
-    hessian_min: smallest eigenvalue of the Hessian of R (not R/d); V_sim = sigma^2 tr(H^-1)/d
+    hessian_min: smallest eigenvalue of the Hessian of R (not R/d; for r > 1 off the zero modes
+    of the symmetry Q -> Q O, see `Curvature`); V_sim = sigma^2 tr(H^-1)/d
     with standard error V_sim_err (0 for the exact dense trace) and V_sim_method
     ("dense" or "hutchinson")."""
 
@@ -204,16 +207,30 @@ class Curvature:
     H = lam I + (1/d) sum_mu x~_mu^T H_mu x~_mu (with the rank index carried along), where H_mu
     is the (L r) x (L r) Hessian of sample mu's loss in its fields, by autodiff
     (`torch.func.hessian`, vmapped over samples). A Hessian-vector product is then two passes
-    over the data, the dense H one matrix product. Flat vectors are row-major over (d, r)."""
+    over the data, the dense H one matrix product. Flat vectors are row-major over (d, r).
+
+    For r > 1, R(Q O) = R(Q) for every orthogonal O (S sees h h^T; the ridge |Q|^2), so the
+    r(r-1)/2 directions Q A (A antisymmetric) are exact zero modes of H at a critical point.
+    They carry no physics and make tr(H^-1) infinite, so `operator`, `smallest_eigenvalue` and
+    the traces act on their orthogonal complement: with B an orthonormal basis of those
+    directions and P = I - B B^T, the deflated H' = P H P + s B B^T, s = tr(H)/(d r) (the mean
+    eigenvalue, above the smallest one), and tr restricted to the complement is
+    tr(H'^-1) - tr(B B^T)/s. For r = 1 (no continuous symmetry) H' = H."""
 
     def __init__(self, risk: StructuredRisk, Q: torch.Tensor):
         self.x = risk.x_pos[0]
         self.lam = risk.lam
         self.shape = tuple(Q.shape)
         self.size = Q.numel()
-        h = fields(risk.x_pos, Q.detach()[None])[0]  # (n, L, r)
+        Q = Q.detach()
+        h = fields(risk.x_pos, Q[None])[0]  # (n, L, r)
         per_sample = torch.func.vmap(torch.func.hessian(_sample_loss))
         self.field_hessians = per_sample(h, risk.gram[0], risk.cross[0])  # (n, L, r, L, r)
+        self.gauge = _gauge_basis(Q)  # (d r, k)
+        trace = self.lam * self.size + float(
+            torch.einsum("nlaka,nlk->", self.field_hessians, risk.gram[0])
+        )
+        self.shift = trace / self.size
         self.matvecs = 0
 
     def hvp(self, V: torch.Tensor) -> torch.Tensor:
@@ -225,18 +242,27 @@ class Curvature:
         w = torch.einsum("nlakb,nkb->nla", self.field_hessians, hv).reshape(n * L, -1)
         return (w.T @ X).T / d + self.lam * V
 
+    def deflated_hvp(self, v: torch.Tensor) -> torch.Tensor:
+        """H' v for a flat vector v (H' = H for r = 1)."""
+        B = self.gauge
+        if B.shape[1] == 0:
+            return self.hvp(v.reshape(self.shape)).reshape(-1)
+        Bv = B.T @ v
+        Hw = self.hvp((v - B @ Bv).reshape(self.shape)).reshape(-1)
+        return Hw - B @ (B.T @ Hw) + self.shift * (B @ Bv)
+
     def operator(self) -> LinearOperator:
-        """H as a scipy LinearOperator on flat vectors."""
+        """H' as a scipy LinearOperator on flat vectors."""
         dtype, device = self.x.dtype, self.x.device
 
         def matvec(v):
-            V = torch.as_tensor(np.ravel(v), dtype=dtype, device=device).reshape(self.shape)
-            return self.hvp(V).reshape(-1).cpu().numpy()
+            v = torch.as_tensor(np.ravel(v), dtype=dtype, device=device)
+            return self.deflated_hvp(v).cpu().numpy()
 
         return LinearOperator((self.size, self.size), matvec=matvec, dtype=np.float64)
 
     def dense(self) -> np.ndarray:
-        """The full (d r) x (d r) Hessian, exactly symmetric."""
+        """The full (d r) x (d r) Hessian H, exactly symmetric."""
         d = self.x.shape[-1]
         Y = torch.einsum("nlakb,nkj->nlajb", self.field_hessians, self.x)
         H = torch.einsum("nli,nlajb->iajb", self.x, Y).reshape(self.size, self.size) / d
@@ -245,11 +271,51 @@ class Curvature:
         H[np.diag_indices(self.size)] += self.lam
         return H
 
+    def deflated_dense(self) -> np.ndarray:
+        """H' as a dense matrix."""
+        H = self.dense()
+        B = self.gauge.cpu().numpy()
+        if B.shape[1] == 0:
+            return H
+        P = np.eye(self.size) - B @ B.T
+        Hd = P @ H @ P + self.shift * (B @ B.T)
+        return 0.5 * (Hd + Hd.T)
+
+    def gauge_block_traces(self) -> np.ndarray:
+        """The r x r block traces of B B^T / s: what the gauge directions add to those of
+        H'^-1."""
+        r = self.shape[1]
+        B = self.gauge.cpu().numpy().reshape(self.shape[0], r, self.gauge.shape[1])
+        return np.einsum("iak,ibk->ab", B, B) / self.shift
+
     def smallest_eigenvalue(self, tol: float = 0.0) -> float:
-        """The smallest (algebraic) eigenvalue of H by Lanczos (ARPACK's eigsh, which='SA',
-        from a fixed start vector; tol 0: to machine precision)."""
+        """The smallest (algebraic) eigenvalue of H' (H for r = 1) by Lanczos (ARPACK's eigsh,
+        which='SA', from a fixed start vector; tol 0: to machine precision)."""
         v0 = np.ones(self.size) / math.sqrt(self.size)
         return float(eigsh(self.operator(), k=1, which="SA", tol=tol, v0=v0)[0][0])
+
+    def inverse_block_traces(self) -> np.ndarray | None:
+        """The exact r x r block traces of H^-1 on the complement of the gauge directions
+        (dense, Cholesky); None when H' is not positive definite."""
+        tr = inverse_block_traces(self.deflated_dense(), self.shape[1])
+        return None if tr is None else tr - self.gauge_block_traces()
+
+
+def _gauge_basis(Q: torch.Tensor) -> torch.Tensor:
+    """Orthonormal basis (flat, d r x k) of {Q A : A antisymmetric r x r}, the tangent of the
+    orbit Q O; k = r(r-1)/2 (fewer when the columns of Q are dependent), 0 for r = 1."""
+    d, r = Q.shape
+    dirs = []
+    for a in range(r):
+        for b in range(a + 1, r):
+            V = torch.zeros_like(Q)
+            V[:, b] = Q[:, a]
+            V[:, a] = -Q[:, b]
+            dirs.append(V.reshape(-1))
+    if not dirs:
+        return Q.new_zeros(d * r, 0)
+    U, sv, _ = torch.linalg.svd(torch.stack(dirs, dim=1), full_matrices=False)
+    return U[:, sv > 1e-10 * sv.max()]
 
 
 def _sample_loss(h: torch.Tensor, gram: torch.Tensor, cross: torch.Tensor) -> torch.Tensor:
@@ -275,9 +341,10 @@ def inverse_block_traces(H: np.ndarray, r: int) -> np.ndarray | None:
 def hutchinson_block_traces(
     curv: Curvature, probes: int, rng: np.random.Generator, rtol: float = 1e-10
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Hutchinson estimate of the r x r block traces of H^-1 and its standard error: for
-    Rademacher z (d x r), sum_i z_ia (H^-1 z)_ib is unbiased; H^-1 z by conjugate gradients
-    on the HVP operator (relative residual rtol). Needs probes >= 2."""
+    """Hutchinson estimate of the r x r block traces of H^-1 (on the complement of the gauge
+    directions, see `Curvature`) and its standard error: for Rademacher z (d x r),
+    sum_i z_ia (H'^-1 z)_ib is unbiased for those of H'^-1; H'^-1 z by conjugate gradients on
+    the HVP operator (relative residual rtol). Needs probes >= 2."""
     d, r = curv.shape
     op = curv.operator()
     samples = []
@@ -286,9 +353,11 @@ def hutchinson_block_traces(
         u, info = cg(op, z, rtol=rtol, atol=0.0, maxiter=10 * curv.size)
         if info != 0:
             raise ArithmeticError(f"conjugate gradients did not converge (info={info})")
-        samples.append(z.reshape(d, r).T @ u.reshape(d, r))
+        M = z.reshape(d, r).T @ u.reshape(d, r)
+        samples.append(0.5 * (M + M.T))
     samples = np.array(samples)
-    return samples.mean(axis=0), samples.std(axis=0, ddof=1) / math.sqrt(probes)
+    mean = samples.mean(axis=0) - curv.gauge_block_traces()
+    return mean, samples.std(axis=0, ddof=1) / math.sqrt(probes)
 
 
 def _susceptibility(curv, hmin, sigma, d, method, probes, rng):
@@ -300,7 +369,7 @@ def _susceptibility(curv, hmin, sigma, d, method, probes, rng):
     if not hmin > 0:
         return nan, nan, method
     if method == "dense":
-        tr = inverse_block_traces(curv.dense(), r)
+        tr = curv.inverse_block_traces()
         if tr is None:
             return nan, nan, method
         err = np.zeros((r, r))

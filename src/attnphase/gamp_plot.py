@@ -89,3 +89,138 @@ def gamp_trace_figure(
     )
     save(fig, path)
     return df
+
+
+_DASHES = ("-", "--", ":", "-.")
+
+
+def _params_text(params, alpha: float) -> str:
+    A = ", ".join("[" + ", ".join(f"{v:g}" for v in row) + "]" for row in params.A_array)
+    return (
+        f"$\\alpha$ = {alpha:g}, $\\omega$ = {params.omega:g}, $\\sigma$ = {params.sigma:g}, "
+        f"$\\lambda$ = {params.lam:g}, A = [{A}]"
+    )
+
+
+def tracking_figure(
+    summary: pd.DataFrame, fits: pd.DataFrame, windows: dict, params, alpha, path: str | Path
+) -> None:
+    """Top: per overlap, the RMS over seeds of GAMP minus its state evolution, pooled over each
+    start's window of iterates, against d (log-log) with the fitted slope and a d^-1/2 guide.
+    Bottom: the RMS per iterate, one line per d (from the iterate after the trace's start,
+    where the deviation is zero by construction). Tables of `attnphase.gamp.study`
+    (`deviation_summary`, `scaling_fit`)."""
+    names = ("q", "m", "theta", "V")
+    fig, axes = new_figure(2, len(names), (4.0 * len(names), 7.0))
+    sizes = sorted(summary["d"].unique())
+    for j, name in enumerate(names):
+        top, bottom = axes[0, j], axes[1, j]
+        for _, fit in fits[fits["overlap"] == name].iterrows():
+            c = color(fit["init"])
+            ds = np.array(
+                [d for d in sizes if f"rms_d{d}" in fit and np.isfinite(fit[f"rms_d{d}"])]
+            )
+            rms = np.array([fit[f"rms_d{d}"] for d in ds])
+            w = list(windows[fit["init"]])
+            top.loglog(ds, rms, "o", color=c, label=f"{fit['init']} start, iterates {w[0]}-{w[-1]}")
+            line = np.exp(np.polyval(np.polyfit(np.log(ds), np.log(rms), 1), np.log(ds)))
+            top.loglog(
+                ds,
+                line,
+                "-",
+                color=c,
+                lw=1,
+                label=f"{fit['init']}: slope {fit['slope']:.2f} ± {fit['slope_err']:.2f}",
+            )
+            top.loglog(ds, rms[0] * (ds / ds[0]) ** -0.5, ":", color=c, lw=1)
+        top.set_xlabel("d")
+        top.set_ylabel(f"RMS GAMP - SE, {name}")
+        top.legend(fontsize=7)
+        for init, sub in summary[summary["overlap"] == name].groupby("init"):
+            for k, d in enumerate(sizes):
+                s = sub[(sub["d"] == d) & (sub["rms"] > 0)].sort_values("iteration")
+                bottom.semilogy(
+                    s["iteration"],
+                    s["rms"],
+                    _DASHES[k % 4],
+                    marker=".",
+                    color=color(init),
+                    label=f"{init}, d = {d}",
+                )
+        bottom.set_xlabel("iteration")
+        bottom.set_ylabel(f"RMS GAMP - SE, {name}")
+    axes[1, 0].legend(fontsize=7, ncols=2)
+    fig.suptitle(
+        "Undamped GAMP vs its state evolution (dotted: $d^{-1/2}$ guide): "
+        + _params_text(params, alpha),
+        fontsize=9,
+    )
+    save(fig, path)
+
+
+def rugged_figure(runs: Sequence[dict], refs: dict, params, path: str | Path) -> None:
+    """One column per alpha. Top: theta along GAMP's iterations (one line per run, dash per d),
+    the identically damped state evolution beside one run (band ±2 s.e.), the RS fixed point
+    of `solve` (grey dashes) and the L-BFGS minima from the same start on the same data
+    (green ticks at the right edge). Bottom: |grad R|/sqrt(d) along GAMP, L-BFGS's final one.
+    runs: records of studies/gamp_rugged.py (gamp_history, lbfgs_*, optional se_trace)."""
+    alphas = sorted({r["alpha"] for r in runs})
+    sizes = sorted({r["d"] for r in runs})
+    fig, axes = new_figure(2, len(alphas), (6.0 * len(alphas), 7.5))
+    c, c_lb = color("semantic"), color("L-BFGS")
+    for j, alpha in enumerate(alphas):
+        top, bottom = axes[0, j], axes[1, j]
+        sub = [r for r in runs if r["alpha"] == alpha]
+        end = max(len(r["gamp_history"]) for r in sub)
+        for r in sub:
+            h = pd.DataFrame(r["gamp_history"])
+            style = dict(color=c, lw=0.9, alpha=0.8, ls=_DASHES[sizes.index(r["d"]) % 4])
+            label = f"GAMP, d = {r['d']}" if r["seed"] == 0 else None
+            top.plot(h["iteration"], h["theta"], label=label, **style)
+            bottom.semilogy(h["iteration"], h["grad_norm"], label=label, **style)
+            top.plot(
+                [end + 3],
+                [r["lbfgs_theta"]],
+                "_",
+                color=c_lb,
+                ms=12,
+                mew=1.5,
+                label="L-BFGS (same data, same start)" if r is sub[0] else None,
+            )
+            bottom.semilogy([end + 3], [r["lbfgs_grad_rms"]], "_", color=c_lb, ms=12, mew=1.5)
+            if "se_trace" in r:
+                t = pd.DataFrame(r["se_trace"])
+                top.plot(
+                    t["iteration"],
+                    t["theta"],
+                    color="k",
+                    lw=1.4,
+                    label=f"state evolution (damped as GAMP), beside d = {r['d']} seed {r['seed']}",
+                )
+                top.fill_between(
+                    t["iteration"],
+                    t["theta"] - 2 * t["theta_err"],
+                    t["theta"] + 2 * t["theta_err"],
+                    color="k",
+                    alpha=0.2,
+                    lw=0,
+                )
+        top.axhline(
+            refs[alpha]["theta"],
+            color="0.4",
+            ls="--",
+            lw=1,
+            label=f"RS fixed point (solve): $\\theta$ = {refs[alpha]['theta']:.3g}",
+        )
+        top.set_title(f"$\\alpha$ = {alpha:g}, semantic start", fontsize=10)
+        top.set_ylabel(r"$\theta$")
+        bottom.set_ylabel(r"$|\nabla R|/\sqrt{d}$")
+        bottom.set_xlabel("GAMP iteration")
+        top.legend(fontsize=7)
+    fig.suptitle(
+        "GAMP vs L-BFGS vs the RS state evolution below $\\alpha$ ~ 1: "
+        + _params_text(params, alphas[0]).split(", ", 1)[1]
+        + f", damping {runs[0]['gamp_damping']:g}",
+        fontsize=9,
+    )
+    save(fig, path)

@@ -20,6 +20,7 @@ from .theory import (
     solve,
     solve_general,
     theory_curves,
+    with_stability,
 )
 from .theory.l2.equations import Hats, Overlaps
 from .transitions import Transitions, find_transitions
@@ -80,5 +81,6 @@ __all__ = [
     "solve",
     "solve_general",
     "theory_curves",
+    "with_stability",
 ]
 __version__ = "0.1.0"

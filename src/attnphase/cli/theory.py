@@ -56,6 +56,7 @@ THEORY_COLUMNS = [
     "converged",
     "iterations",
 ]
+STABILITY_COLUMNS = ["rs_stability", "jump_mass", "vhat_smooth"]
 
 
 EngineOpt = Annotated[str, typer.Option(help="auto (l2 for L=2, r=t=1) | l2 | general")]
@@ -101,6 +102,10 @@ def theory(
     randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,
     format: FormatOpt = "table",
     plot: Annotated[Path | None, typer.Option(help="write the Fig. 2 learning curves here")] = None,
+    stability: Annotated[
+        bool,
+        typer.Option(help="measure rs_stability and jump_mass at every fixed point (THEORY §9)"),
+    ] = False,
 ) -> None:
     """State-evolution fixed points along alpha (THEORY.md §3-§4; §7 for any L, r, t)."""
     try:
@@ -128,9 +133,11 @@ def theory(
         points=points,
         randomisations=randomisations,
         progress=sys.stderr.isatty(),
+        stability=stability,
     )
     records = [r.as_dict() for r in curves]
-    typer.echo(render(records, format, THEORY_COLUMNS))
+    columns = THEORY_COLUMNS + (STABILITY_COLUMNS if stability else [])
+    typer.echo(render(records, format, columns))
     if plot is not None:
         from ..plots import learning_curves
 

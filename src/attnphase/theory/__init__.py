@@ -19,6 +19,7 @@ from .general.engine import (
 )
 from .l2.engine import BRANCHES, DEFAULT_ORDER, branch_curves, learning_curve, solve
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
+from .stability import Stability, with_stability
 
 ENGINES = ("auto", "l2", "general")
 
@@ -48,17 +49,30 @@ def theory_curves(
     points: int = DEFAULT_POINTS,
     randomisations: int = DEFAULT_RANDOMISATIONS,
     progress: bool = False,
+    stability: bool = False,
 ) -> list[TheoryResult | GeneralResult]:
-    """Learning curves of the given branches on the chosen engine, branch by branch."""
+    """Learning curves of the given branches on the chosen engine, branch by branch; with
+    `stability`, every fixed point carries THEORY §9's rs_stability and jump_mass."""
     if pick_engine(engine, p) == "l2":
-        return branch_curves(alphas, p, branches, order, progress)
-    return [
-        r
-        for b in branches
-        for r in general_learning_curve(
-            alphas, p, branch=b, points=points, randomisations=randomisations, progress=progress
-        )
-    ]
+        curves = branch_curves(alphas, p, branches, order, progress)
+    else:
+        curves = [
+            r
+            for b in branches
+            for r in general_learning_curve(
+                alphas,
+                p,
+                branch=b,
+                points=points,
+                randomisations=randomisations,
+                progress=progress,
+            )
+        ]
+    if not stability:
+        return curves
+    from tqdm.auto import tqdm
+
+    return [with_stability(r) for r in tqdm(curves, desc="RS stability", disable=not progress)]
 
 
 __all__ = [
@@ -75,7 +89,9 @@ __all__ = [
     "DEFAULT_ORDER",
     "ConvergenceError",
     "NonConvergenceWarning",
+    "Stability",
     "TheoryResult",
+    "with_stability",
     "branch_curves",
     "learning_curve",
     "solve",

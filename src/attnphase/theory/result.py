@@ -18,7 +18,9 @@ class TheoryResult:
     """One state-evolution fixed point (THEORY.md conventions; eps_g = test_error = mse/2).
 
     train_loss is R(Q)/d = -Phi (eq. 14). When converged is False the numbers are NaN unless
-    the iteration merely ran out of steps, and status says why.
+    the iteration merely ran out of steps, and status says why. rs_stability, jump_mass and
+    vhat_smooth (THEORY §9, `attnphase.theory.stability`) are NaN until measured by
+    `with_stability`.
     """
 
     alpha: float
@@ -44,6 +46,12 @@ class TheoryResult:
     residuals: tuple[float, ...]
     status: str
     order: tuple[int, int]
+    rs_stability: float = float("nan")
+    rs_stability_err: float = float("nan")
+    jump_mass: float = float("nan")
+    jump_mass_err: float = float("nan")
+    vhat_smooth: float = float("nan")
+    vhat_smooth_err: float = float("nan")
 
     @property
     def mse(self) -> float:

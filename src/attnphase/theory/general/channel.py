@@ -62,7 +62,7 @@ class GeneralChannel:
         hstar = hstar + self.y @ sym_sqrt(teacher_covariance(o, rho))
         return w, hstar
 
-    def _starts(self, w: np.ndarray, hstar: np.ndarray, o: MatrixOverlaps) -> np.ndarray:
+    def starts(self, w: np.ndarray, hstar: np.ndarray, o: MatrixOverlaps) -> np.ndarray:
         """w, 0, the teacher-aligned points +-s a, 2 s a (a = h* mapped into student space
         along theta's rows, or the first columns when theta = 0; s = sign(a . w)), the
         shrunken 0.5 w, 0.25 w, and the previous minimisers (§7.6, tests/test_globalprox.py)."""
@@ -113,7 +113,7 @@ class GeneralChannel:
             torch.from_numpy(s2 * np.eye(L)),
             torch.from_numpy(s2 * T),
             torch.from_numpy(cst),
-            torch.from_numpy(self._starts(w, hstar, o)),
+            torch.from_numpy(self.starts(w, hstar, o)),
             probe=PROBE,
         )
         h = res.h.numpy()

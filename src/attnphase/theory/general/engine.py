@@ -353,6 +353,8 @@ class GeneralResult:
         over scramblings (a float for r = t = K = 1, else an array); `<name>_err` likewise."""
         base = name[:-4] if name.endswith("_err") else name
         key = _ALIASES.get(base, base)
+        if key in _MEASURED_LATER and "values" in self.__dict__:
+            return _plain((self.errors if name.endswith("_err") else self.values).get(key, np.nan))
         if key not in self.__dict__.get("values", {}):  # also while unpickling
             raise AttributeError(name)
         table = self.errors if name.endswith("_err") else self.values
@@ -381,6 +383,7 @@ class GeneralResult:
             "test_error",
             "train_loss",
             "train_loss_identity",
+            *_MEASURED_LATER,
         ):
             d[name] = _listed(getattr(self, name)) if self.values else float("nan")
             d[f"{name}_err"] = (
@@ -420,6 +423,7 @@ class GeneralResult:
 
 
 _ALIASES = {"m": "M", "mhat": "Mhat"}
+_MEASURED_LATER = ("rs_stability", "jump_mass", "vhat_smooth")  # NaN until `with_stability`
 
 
 def _plain(x):

@@ -1,0 +1,210 @@
+"""Stability of a replica-symmetric fixed point (THEORY.md §9): the smooth replicon factor and
+the probability mass of the nodes near a jump of the resolvent.
+
+With J = dh_hat/dw = (B + H)^{-1} B at the global minimiser (B = I_L (x) V^{-1}, H the Hessian of
+the loss) and, in the coordinates whitened by V (W = I_L (x) V^{1/2}), the symmetric
+Jt = W^{-1} J W = (I + W H W)^{-1}, the factor is
+
+    lambda_rep = (alpha / r) E[ ||Jt - I||_F^2 ]
+
+(THEORY §9's alpha sum_{l,k} E[(dh_hat_l/dw_k - delta_lk)^2] for r = 1; for r > 1 its mean over
+the r directions). For H >= 0 the eigenvalues of I - Jt lie in [0, 1), so ||Jt - I||_F^2 <=
+tr(I - Jt) = tr(V^{1/2} D V^{1/2}) with D = sum_l D_l of THEORY §8 step 3, and at a fixed point
+V = sigma^2 (lambda + sigma^2 Vhat)^{-1} <= Vhat^{-1} gives lambda_rep <= tr(V Vhat)/r <= 1: a
+convex loss is RS-stable. The resolvent of the non-convex softmax loss jumps between prox minima;
+the jumps add delta terms to dh_hat/dw which the smooth factor does not count, so they are
+reported apart: a node is near a jump when another local minimum of its Moreau objective
+becomes the global one within a distance JUMP_RADIUS of the node along the student noise xi
+(first order: envelope gap / |grad_xi gap|). GAMP's Vhat, the smooth part
+alpha E[sum_l D_l] = alpha V^{-1} E[sum_l (I - J_ll)], is reported as `vhat_smooth`: its distance
+from the state evolution's (Stein) Vhat is the jumps' share of Vhat (THEORY §8.1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..params import ModelParams
+from .overlaps import MatrixOverlaps, sym_sqrt
+
+JUMP_RADIUS = 0.1  # in units of the standard Gaussian xi of the student field
+DISTINCT = 1e-4  # relative distance above which two prox minimisers are different minima
+
+
+@dataclass(frozen=True)
+class Stability:
+    """THEORY §9 at one fixed point: mean over scramblings with standard errors (NaN for one)."""
+
+    rs_stability: float
+    rs_stability_err: float
+    jump_mass: float
+    jump_mass_err: float
+    vhat_smooth: float | np.ndarray
+    vhat_smooth_err: float | np.ndarray
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(self.__dict__)
+
+
+def whitened_jacobian(jac: np.ndarray, V: np.ndarray, L: int) -> np.ndarray:
+    """Jt = W^{-1} J W with W = I_L (x) V^{1/2}, for J of shape (N, L r, L r)."""
+    W = np.kron(np.eye(L), sym_sqrt(V))
+    Wi = np.kron(np.eye(L), sym_sqrt(V, -0.5))
+    return Wi @ jac @ W
+
+
+def replicon_terms(jac: np.ndarray, V: np.ndarray, L: int) -> np.ndarray:
+    """||Jt - I||_F^2 / r per node (THEORY §9), shape (N,)."""
+    r = V.shape[0]
+    E = whitened_jacobian(jac, V, L) - np.eye(L * r)
+    return (E * E).sum((-1, -2)) / r
+
+
+def jump_distances(
+    h_best: np.ndarray,
+    f_best: np.ndarray,
+    h_local: np.ndarray,
+    f_local: np.ndarray,
+    is_min: np.ndarray,
+    Vinv: np.ndarray,
+    q: np.ndarray,
+) -> np.ndarray:
+    """Distance along xi to the nearest jump of the resolvent, per node (inf where no other
+    local minimum exists): for each other local minimum h' (is_min, farther than DISTINCT from
+    h_best) the envelope gap F(h') - F(h_best) >= 0 over |grad_xi gap|, grad_xi gap =
+    (h_best - h') V^{-1} q^{1/2} row by row (w_l = ... + xi_l q^{1/2}). Shapes: h_best (N, L, r),
+    f_best (N,), h_local (N, S, L, r), f_local and is_min (N, S)."""
+    diff = h_best[:, None] - h_local
+    scale = 1.0 + np.abs(h_best).max((-1, -2))
+    other = is_min & (np.abs(diff).max((-1, -2)) > DISTINCT * scale[:, None])
+    grad = diff @ Vinv @ sym_sqrt(q)
+    gnorm = np.sqrt((grad * grad).sum((-1, -2)))
+    gap = np.clip(f_local - f_best[:, None], 0.0, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dist = np.where(other & (gnorm > 0), gap / gnorm, np.inf)
+    return dist.min(-1)
+
+
+def channel_stability(
+    channel, o: MatrixOverlaps, alpha: float, p: ModelParams
+) -> tuple[float, float, np.ndarray]:
+    """(lambda_rep, jump mass, Vhat_smooth (r x r)) on one scrambling's points, at the overlaps
+    o of its fixed point."""
+    import torch
+
+    from ..gamp.equations import output_jacobian_blocks
+    from ..prox import global_prox, prox_jacobian
+    from ..softmax_loss import loss_derivatives
+    from .general.channel import target_matrix
+
+    C = np.asarray(p.encodings, dtype=float)
+    A = np.asarray(p.A, dtype=float)
+    s2 = p.sigma**2
+    L, r = channel.L, channel.r
+    w, hstar = channel.fields(o, C, p.sigma)
+    h_best = channel.resolvent(o, C=C, sigma=p.sigma, omega=p.omega, A=A)
+    T = target_matrix(hstar, p.omega, A)
+    cst = 0.5 * s2 * (T * T).sum((-1, -2))
+    Vinv = np.linalg.inv(o.V)
+    t = torch.from_numpy
+    K, Cm, c = t(s2 * np.eye(L)), t(s2 * T), t(cst)
+    jac_t = prox_jacobian(t(h_best), t(Vinv), K, Cm, c)
+    vhat_smooth = alpha * output_jacobian_blocks(jac_t, t(Vinv)).sum(1).mean(0).numpy()
+    jac = jac_t.numpy()
+    starts = channel.starts(w, hstar, o)
+    N, S = starts.shape[:2]
+    local = [global_prox(t(w), t(Vinv), K, Cm, c, t(starts[:, s : s + 1])) for s in range(S)]
+    h_loc = torch.stack([res.h for res in local], 1).reshape(N * S, L, r)
+    f_loc = torch.stack([res.envelope for res in local], 1)
+    stat = torch.stack([res.stationary for res in local], 1)
+    rep = lambda x: torch.repeat_interleave(t(x), S, dim=0)  # noqa: E731
+    _, _, Hg = loss_derivatives(h_loc, K, rep(s2 * T), rep(cst))
+    metric = torch.kron(torch.eye(L, dtype=Hg.dtype), t(Vinv))
+    positive = torch.linalg.eigvalsh(Hg + metric)[:, 0].reshape(N, S) > 0
+    is_min = (stat & positive).numpy()
+    f_best = _objective(h_best, w, Vinv, s2 * np.eye(L), s2 * T, cst)
+    dist = jump_distances(
+        h_best,
+        f_best,
+        h_loc.numpy().reshape(N, S, L, r),
+        f_loc.numpy(),
+        is_min,
+        Vinv,
+        o.q,
+    )
+    return (
+        float(alpha * replicon_terms(jac, o.V, L).mean()),
+        float(np.mean(dist < JUMP_RADIUS)),
+        vhat_smooth,
+    )
+
+
+def _objective(h, w, Vinv, K, Cm, c) -> np.ndarray:
+    import torch
+
+    from ..prox import moreau_objective
+
+    t = torch.from_numpy
+    return moreau_objective(t(h), t(w), t(Vinv), t(K), t(Cm), t(c)).numpy()
+
+
+def stability(channels, overlaps: list[MatrixOverlaps], alpha: float, p: ModelParams) -> Stability:
+    """THEORY §9 at a fixed point: each scrambling's channel at its own fixed point's overlaps,
+    averaged, with the standard error over scramblings."""
+    rows = [channel_stability(ch, o, alpha, p) for ch, o in zip(channels, overlaps, strict=True)]
+    out = {}
+    for name, values in zip(
+        ("rs_stability", "jump_mass", "vhat_smooth"), zip(*rows, strict=True), strict=True
+    ):
+        v = np.asarray(values, dtype=float)
+        err = v.std(0, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.full_like(v[0], np.nan)
+        out[name], out[f"{name}_err"] = _plain(v.mean(0)), _plain(err)
+    return Stability(**out)
+
+
+def _plain(x: np.ndarray) -> float | np.ndarray:
+    return float(x.ravel()[0]) if x.size == 1 else x
+
+
+STABILITY_KEYS = tuple(Stability.__dataclass_fields__)
+
+
+def with_stability(result, *, points: int | None = None, randomisations: int | None = None):
+    """The fixed point `result` (a TheoryResult or GeneralResult) with THEORY §9's rs_stability,
+    jump_mass and vhat_smooth (and their standard errors over scramblings) filled in.
+
+    A general-engine result is measured on its own scramblings (seeds 0, 1, ... as `solve_general`
+    draws them by default) at each one's fixed point; an exact L = 2 result on `randomisations`
+    scramblings of `points` Sobol points of the same channel (defaults: the general engine's).
+    An unconverged result is returned unchanged (NaN)."""
+    from .general.channel import GeneralChannel
+    from .general.engine import (
+        DEFAULT_POINTS,
+        DEFAULT_RANDOMISATIONS,
+        GeneralResult,
+        make_channels,
+    )
+
+    if not result.converged:
+        return result
+    if isinstance(result, GeneralResult):
+        p = result.params
+        n = points or result.points
+        channels = make_channels(p, n, randomisations or result.randomisations)
+        overlaps = [s.overlaps for s in result.solutions][: len(channels)]
+        st = stability(channels[: len(overlaps)], overlaps, result.alpha, p)
+        values = {**result.values, **{k: getattr(st, k) for k in STABILITY_KEYS[::2]}}
+        errors = {**result.errors, **{k[:-4]: getattr(st, k) for k in STABILITY_KEYS[1::2]}}
+        return dataclasses.replace(result, values=values, errors=errors)
+    p = ModelParams(omega=result.omega, sigma=result.sigma, lam=result.lam, A=result.A)
+    one = lambda x: np.array([[x]])  # noqa: E731
+    o = MatrixOverlaps(one(result.q), one(result.m), one(result.theta), one(result.V))
+    channels = [
+        GeneralChannel(2, 1, 1, points or DEFAULT_POINTS, seed)
+        for seed in range(randomisations or DEFAULT_RANDOMISATIONS)
+    ]
+    st = stability(channels, [o] * len(channels), result.alpha, p)
+    return dataclasses.replace(result, **st.as_dict())

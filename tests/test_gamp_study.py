@@ -7,8 +7,9 @@ from attnphase.gamp import run_gamp, trace_of_run
 from attnphase.gamp.study import deviation_summary, scaling_fit, trace_deviations
 
 
-def synthetic_rows(law, sizes=(2000, 5000, 10000), seeds=3, iterations=(2, 3)):
-    """Deviations +-law(d, it) alternating over seeds (mean 0 for even seed counts)."""
+def synthetic_rows(law, sizes=(2000, 5000, 10000), seeds=3, iterations=(1, 2, 3)):
+    """Deviations +-law(d, it) alternating over seeds; the first iterate is each run's start
+    (left out of the summary)."""
     return [
         {
             "d": d, "init": "semantic", "seed": s, "iteration": it, "overlap": "q",
@@ -34,20 +35,24 @@ def test_power_law_slopes_are_recovered():
 
 def test_summary_separates_bias_from_spread():
     """Deviations (1, 2, 3) at one point: rms sqrt(14/3), mean 2 (the bias), sd 1; pooling two
-    iterates with equal seed counts averages the squares."""
+    iterates with equal seed counts averages the squares. Each run's first iterate (the trace's
+    start) is left out: seed 2 starts one iterate later, so iterate 1 has two seeds."""
     rows = [
         {"d": 100, "init": "positional", "seed": s, "iteration": it, "overlap": "m",
-         "deviation": v * (1 if it == 0 else 2), "se_err": 1e-4 * it}
-        for s, v in enumerate((1.0, 2.0, 3.0)) for it in (0, 1)
+         "deviation": 0.0 if it == start else v * it, "se_err": 1e-4 * it}
+        for s, (v, start) in enumerate(((1.0, 0), (2.0, 0), (3.0, 1)))
+        for it in (0, 1, 2) if it >= start
     ]  # fmt: skip
     s = deviation_summary(rows)
-    first = s[s["iteration"] == 0].iloc[0]
-    assert (first["seeds"], first["mean"], first["sd"]) == (3, 2.0, 1.0)
-    assert first["rms"] == pytest.approx(np.sqrt(14 / 3), rel=1e-14)
-    assert s[s["iteration"] == 1].iloc[0]["se_err"] == pytest.approx(1e-4)
-    two = scaling_fit(s, [0, 1]).iloc[0]
-    assert two["rms_d100"] == pytest.approx(np.sqrt((14 / 3 + 4 * 14 / 3) / 2), rel=1e-14)
-    assert np.isnan(two["slope"])  # one size: no slope
+    assert sorted(s["iteration"]) == [1, 2]
+    one, two = s[s["iteration"] == 1].iloc[0], s[s["iteration"] == 2].iloc[0]
+    assert (one["seeds"], one["mean"]) == (2, 1.5)
+    assert (two["seeds"], two["mean"], two["sd"]) == (3, 4.0, 2.0)
+    assert two["rms"] == pytest.approx(2 * np.sqrt(14 / 3), rel=1e-14)
+    assert two["se_err"] == pytest.approx(2e-4)
+    pooled = scaling_fit(s, [1, 2]).iloc[0]
+    assert pooled["rms_d100"] == pytest.approx(np.sqrt((2 * 2.5 + 3 * 56 / 3) / 5), rel=1e-14)
+    assert np.isnan(pooled["slope"])  # one size: no slope
 
 
 def test_trace_deviations_line_up_with_the_run():

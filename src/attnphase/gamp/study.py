@@ -57,8 +57,12 @@ def trace_deviations(result: GampResult, trace: StateEvolutionTrace) -> list[dic
 
 def deviation_summary(rows: Iterable[dict]) -> pd.DataFrame:
     """Per (init, d, iteration, overlap): seeds, rms = sqrt(mean deviation^2), mean (the bias),
-    sd (over seeds, ddof 1; NaN for one seed) and the largest trace standard error."""
+    sd (over seeds, ddof 1; NaN for one seed) and the largest trace standard error. rows: of
+    `trace_deviations`; each run's first iterate (the trace's start, where the deviation is
+    zero by construction, and which is not the same iterate for every seed) is left out."""
     df = pd.DataFrame(list(rows))
+    first = df.groupby(["init", "d", "seed"])["iteration"].transform("min")
+    df = df[df["iteration"] > first]
     g = df.groupby(["init", "d", "iteration", "overlap"])
     out = g["deviation"].agg(
         seeds="count",

@@ -38,6 +38,7 @@ _LAZY = {
     "trace_of_run": "gamp",
     "probe_landscape": "landscape",
     "LandscapeResult": "landscape",
+    "trust_map": "trust",
 }
 
 
@@ -62,6 +63,7 @@ __all__ = [
     "trace_of_run",
     "probe_landscape",
     "LandscapeResult",
+    "trust_map",
     "ALTERNATIVE_A",
     "BRANCHES",
     "DEFAULT_ORDER",

@@ -1,0 +1,157 @@
+"""`attnphase trust`: where in (alpha, omega) the replica-symmetric answer is trustworthy
+(THEORY.md §9; `attnphase.trust`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from ..params import check_int, check_unit_interval
+from ..tables import FORMATS, render
+from .app import app
+from .common import (
+    STANDARD_A_TEXT,
+    AlphaOpt,
+    AOpt,
+    FormatOpt,
+    LamOpt,
+    SigmaOpt,
+    UsageError,
+    _fail,
+    _plot_failed,
+    _usage,
+    build_params,
+    check_outputs,
+    figure_files,
+    parse_alphas,
+)
+
+TRUST_COLUMNS = [
+    "alpha",
+    "omega",
+    "sem_kind",
+    "sem_theta",
+    "sim_sem_theta",
+    "gamp_theta",
+    "sem_m",
+    "sim_sem_m",
+    "global_min",
+    "sem_rs_stability",
+    "sem_jump_mass",
+    "gamp_status",
+    "verdict",
+    "reasons",
+]
+
+
+def parse_omegas(text: str) -> list[float]:
+    """A value, a comma-separated list or start:stop:num (inclusive), each in [0, 1]."""
+    try:
+        if ":" in text:
+            start, stop, num = text.split(":")
+            if int(num) < 1:
+                raise ValueError
+            values = [float(f"{v:.12g}") for v in np.linspace(float(start), float(stop), int(num))]
+        else:
+            values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise UsageError(
+            f"--omega must be a value, a comma-separated list or start:stop:num, got {text!r}"
+        ) from None
+    for v in values:
+        try:
+            check_unit_interval("omega", v)
+        except ValueError as err:
+            raise _usage(err) from None
+    return values
+
+
+@app.command()
+def trust(
+    alpha: AlphaOpt = "0.3:2:8",
+    omega: Annotated[str, typer.Option(help="values in [0, 1]: value, list or start:stop:num")] = (
+        "0.1:0.5:5"
+    ),
+    d: Annotated[int, typer.Option(help="dimension d of L-BFGS and GAMP (>= 2)")] = 1000,
+    seeds: Annotated[int, typer.Option(help="L-BFGS on seeds 0..N-1")] = 2,
+    gamp: Annotated[bool, typer.Option("--gamp/--no-gamp", help="run GAMP")] = True,
+    gamp_seeds: Annotated[
+        int | None, typer.Option(help="GAMP on the first k seeds (default: all)")
+    ] = None,
+    gamp_max_iter: Annotated[int, typer.Option(help="GAMP iterations at most")] = 400,
+    points: Annotated[int, typer.Option(help="Sobol points of the stability measure")] = 4096,
+    randomisations: Annotated[int, typer.Option(help="scramblings of the stability measure")] = 4,
+    n_test: Annotated[int, typer.Option(help="test-set size of the simulations")] = 2000,
+    sigma: SigmaOpt = 0.5,
+    lam: LamOpt = 0.01,
+    A: AOpt = STANDARD_A_TEXT,
+    store: Annotated[
+        Path | None, typer.Option(help="sweep store that keeps finished points (resumes)")
+    ] = None,
+    format: FormatOpt = "table",
+    plot: Annotated[Path | None, typer.Option(help="the (alpha, omega) overlay figure")] = None,
+) -> None:
+    """One row per (alpha, omega): the theory's semantic and positional fixed points with
+    their RS stability and jump mass, L-BFGS and GAMP at finite d, and the verdict
+    (trustworthy, or rugged with the failed criteria)."""
+    try:
+        alphas = parse_alphas(alpha)
+        omegas = parse_omegas(omega)
+        p = build_params(0.0, sigma, lam, A)
+        if p.L != 2:
+            raise UsageError(f"--A: the map uses the exact L = 2 engine, got L = {p.L}")
+        if format not in FORMATS:
+            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        try:
+            check_int("d", d, minimum=2)
+            check_int("seeds", seeds)
+            if gamp_seeds is not None:
+                check_int("gamp_seeds", gamp_seeds)
+            check_int("gamp_max_iter", gamp_max_iter)
+            check_int("points", points, minimum=2)
+            check_int("randomisations", randomisations)
+            check_int("n_test", n_test)
+        except ValueError as err:
+            raise _usage(err) from None
+        if store is not None:
+            from ..sweep import StoreError, check_store
+
+            check_outputs({"--store": [store]}, {})
+            try:
+                check_store(store)
+            except StoreError as err:
+                raise UsageError(f"--store: {err}") from None
+        if plot is not None:
+            check_outputs({"--plot": figure_files(plot)}, {})
+    except UsageError as err:
+        _fail(err)
+    from ..trust import trust_map
+
+    rows = trust_map(
+        p,
+        alphas,
+        omegas,
+        d,
+        seeds,
+        gamp=gamp,
+        gamp_seeds=gamp_seeds,
+        gamp_max_iter=gamp_max_iter,
+        points=points,
+        randomisations=randomisations,
+        n_test=n_test,
+        store=store,
+        progress=sys.stderr.isatty(),
+    )
+    typer.echo(render(rows, format, TRUST_COLUMNS))
+    if plot is not None:
+        from ..trust_plot import trust_figure
+
+        note = f"GAMP {gamp_seeds or seeds} seed(s)" if gamp else "no GAMP"
+        try:
+            trust_figure(rows, plot, f"{note}, stability {points} x {randomisations} points")
+        except (OSError, ValueError) as err:
+            _plot_failed(err)

@@ -142,3 +142,21 @@ def test_bad_input_exits_2_naming_the_option_before_any_work(args, option, tmp_p
     assert option in res.output and len(res.output.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
     assert blocker.read_text() == "not a store"
+
+
+def test_a_failing_point_is_reported_and_retried_not_fatal(tmp_path, monkeypatch):
+    calls = []
+
+    def broken(p, alpha, **kw):
+        calls.append(alpha)
+        raise FloatingPointError("boom")
+
+    monkeypatch.setattr(trust_module, "trust_point", broken)
+    store = tmp_path / "trust.sqlite"
+    with pytest.warns(UserWarning, match="boom"):
+        rows = trust_map(ModelParams(), [0.5, 1.0], [0.3], d=100, seeds=1, store=store)
+    assert [(r["alpha"], r["verdict"]) for r in rows] == [(0.5, "error"), (1.0, "error")]
+    assert "FloatingPointError: boom" in rows[0]["reasons"]
+    with pytest.warns(UserWarning):
+        trust_map(ModelParams(), [0.5], [0.3], d=100, seeds=1, store=store)
+    assert calls == [0.5, 1.0, 0.5]  # the failed point is computed again by a rerun

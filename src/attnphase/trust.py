@@ -251,7 +251,8 @@ def trust_map(
     store: str | Path | None = None,
     progress: bool = False,
 ) -> list[dict]:
-    """One row per (alpha, omega) (module docstring), omega-major; `params_base` gives sigma,
+    """One row per (alpha, omega) (module docstring), omega-major (a point whose computation
+    raised: verdict "error", the message in `reasons`, and a warning); `params_base` gives sigma,
     lam and A (L = 2, r = t = 1: the exact engine). seeds: a count (0..N-1) or the seeds.
     gamp_seeds: GAMP on the first k seeds only (None: all). store: a sweep-store file that keeps
     finished points; a rerun computes only the missing ones."""
@@ -279,9 +280,17 @@ def trust_map(
         for alpha, omega in grid:
             point = {"alpha": alpha, "omega": omega, **base, **settings}
             p = dataclasses.replace(params_base, omega=omega)
-            row = assess(
-                db.get_or_compute(point, lambda alpha=alpha, p=p: trust_point(p, alpha, **settings))
+            status, result, error = db.get_or_compute(
+                point, lambda alpha=alpha, p=p: trust_point(p, alpha, **settings)
             )
+            if status == "ok":
+                row = assess(result)
+            else:
+                message = error.splitlines()[0]
+                warnings.warn(
+                    f"trust map, alpha {alpha:g} omega {omega:g}: {message}", stacklevel=2
+                )
+                row = {"alpha": alpha, "omega": omega, "verdict": "error", "reasons": message}
             rows.append(row)
             bar.set_postfix_str(f"alpha {alpha:g} omega {omega:g}: {row['verdict']}")
             bar.update()
@@ -336,25 +345,26 @@ class _Store:
         finally:
             self.db.close()
 
-    def get_or_compute(self, point: dict, compute) -> dict:
-        if self.path is None:
-            return compute()
+    def get_or_compute(self, point: dict, compute) -> tuple[str, dict | None, str | None]:
+        """("ok", row, None) or ("error", None, message): a failed point is recorded (a rerun
+        retries it) and the map goes on."""
         from .sweep.points import run_point
+
+        if self.path is None:
+            return run_point(lambda kind, params: compute(), KIND, point)
         from .sweep.store import BUSY, DONE
 
         rid = point_id(point)
         while True:
             state, attempt = self.db.claim(rid, self.owner, retry=True, lease=self.LEASE)
             if state == DONE:
-                return self._stored(rid, point)
+                return "ok", self._stored(rid, point), None
             if state != BUSY:
                 break
             time.sleep(self.POLL)
         outcome = run_point(lambda kind, params: compute(), KIND, point)
         self.db.finish(rid, KIND, point, attempt, self.owner, outcome)
-        if outcome[0] != "ok":
-            raise RuntimeError(f"trust map point {point}: {outcome[2]}")
-        return outcome[1]
+        return outcome
 
     def _stored(self, rid: str, point: dict) -> dict:
         """The stored row (the store's table joins the point's settings and its result; the

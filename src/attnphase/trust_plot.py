@@ -45,7 +45,11 @@ def grid_alpha_c(rows: list[dict], omega: float) -> float:
 
 
 def trust_figure(rows: list[dict], path: str | Path, note: str = "") -> None:
-    """Draw the overlay of `trust_map` rows to `path` (and its PDF twin)."""
+    """Draw the overlay of `trust_map` rows to `path` (and its PDF twin); points that failed
+    to compute (verdict "error") are left blank."""
+    rows = [r for r in rows if r["verdict"] != "error"]
+    if not rows:
+        raise ValueError("no computed point to draw")
     alphas = np.array(sorted({r["alpha"] for r in rows}))
     omegas = np.array(sorted({r["omega"] for r in rows}))
     jump = np.full((len(omegas), len(alphas)), np.nan)
@@ -92,8 +96,9 @@ def trust_figure(rows: list[dict], path: str | Path, note: str = "") -> None:
     ax.set_ylim(_edges(omegas)[[0, -1]])
     r0 = rows[0]
     ax.set_title(
-        f"Where the RS answer is trustworthy: sigma={r0['sigma']:g}, lambda={r0['lam']:g}, "
-        f"standard A, d={r0['d']}, {r0['seeds']} L-BFGS seeds" + (f", {note}" if note else ""),
+        f"Where the RS answer is trustworthy (L = 2, sigma={r0['sigma']:g}, "
+        f"lambda={r0['lam']:g})\nd={r0['d']}, {r0['seeds']} L-BFGS seeds"
+        + (f", {note}" if note else ""),
         fontsize=9,
     )
     handles = [
@@ -104,8 +109,9 @@ def trust_figure(rows: list[dict], path: str | Path, note: str = "") -> None:
     ]
     labels = [
         "trustworthy",
-        "rugged; letters = failed: T theory has no fixed point, S L-BFGS (semantic start) "
-        f"disagrees, G GAMP, R rs_stability >= {RS_MAX:g}, J jump mass >= {100 * JUMP_MASS_MAX:g}%",
+        "rugged; letters = failed: T semantic-start theory unconverged, S L-BFGS (semantic start) "
+        f"disagrees with it, G GAMP does not converge to it, R rs_stability >= {RS_MAX:g}, "
+        f"J jump mass >= {100 * JUMP_MASS_MAX:g}%",
         "edge: positional branch is the global minimum",
         r"$\alpha_c$ (training losses cross, interpolated on this grid)",
     ]

@@ -152,6 +152,8 @@ def trust(
 
         note = f"GAMP {gamp_seeds or seeds} seed(s)" if gamp else "no GAMP"
         try:
-            trust_figure(rows, plot, f"{note}, stability {points} x {randomisations} points")
+            trust_figure(
+                rows, plot, f"A = ({A}), {note}, stability {points} x {randomisations} points"
+            )
         except (OSError, ValueError) as err:
             _plot_failed(err)

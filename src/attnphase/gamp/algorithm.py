@@ -42,6 +42,7 @@ from ..sim.train import minimise
 from ..theory.general.channel import PROBE
 from ..theory.general.engine import start_overlaps
 from ..theory.overlaps import MatrixOverlaps
+from ..theory.stability import replicon_terms
 from . import equations as eq
 from .problem import Problem, back_project, build_problem, fields
 from .result import GampResult, GampStep, plain
@@ -114,6 +115,7 @@ class _State:
     h_hat: torch.Tensor | None = None
     w: torch.Tensor | None = None
     jac: torch.Tensor | None = None
+    V_prox: torch.Tensor | None = None  # the V of the prox that gave h_hat and jac
 
 
 def gamp_step(prob: Problem, st: _State, h: torch.Tensor, damping: float, lam: float):
@@ -135,7 +137,7 @@ def gamp_step(prob: Problem, st: _State, h: torch.Tensor, damping: float, lam: f
     Q_new = eq.estimate_update(st.Q, back_project(prob.x_pos, F), Vhat, s2=s2, lam=lam)  # 5
     Q = (1 - keep) * Q_new + keep * st.Q  # damped estimate
     V = eq.variance_update(Vhat, s2=s2, lam=lam)  # step 6
-    return _State(Q=Q, V=V, Vhat=Vhat, F=F, h_hat=h_hat, w=w, jac=jac), switched
+    return _State(Q=Q, V=V, Vhat=Vhat, F=F, h_hat=h_hat, w=w, jac=jac, V_prox=st.V), switched
 
 
 class _Monitor:
@@ -203,6 +205,15 @@ def _lbfgs_polish(prob: Problem, Q: torch.Tensor) -> dict:
         "converged": rep.converged[0],
         "steps": rep.steps[0],
     }
+
+
+def replicon_factor(st: _State, prob: Problem) -> float:
+    """THEORY §9's smooth factor (alpha/r) mean_mu ||Jt_mu - I||_F^2 at the last prox."""
+    if st.jac is None:
+        return float("nan")
+    V = st.V_prox.cpu().numpy()
+    terms = replicon_terms(st.jac.cpu().numpy(), V, st.jac.shape[-1] // V.shape[0])
+    return float(prob.n / prob.d * terms.mean())
 
 
 def run_gamp(
@@ -315,6 +326,7 @@ def run_gamp(
         status=status,
         seconds=time.perf_counter() - t0,
         rho=plain(prob.teacher_overlap()),
+        rs_stability=replicon_factor(st, prob),
         history=tuple(mon.steps),
         Q=st.Q.cpu().numpy(),
         polish=_lbfgs_polish(prob, st.Q) if polish and finite and not converged else None,

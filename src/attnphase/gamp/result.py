@@ -59,6 +59,8 @@ class GampResult:
     "diverged: ..."); history: one `GampStep` per iterate (0 = the start); polish: None, or the
     L-BFGS minimiser started from GAMP's end point (labelled as such, THEORY.md §8.1);
     rho: the teacher's empirical overlap sigma^2 Q*^T Q*/d (t x t; the theory's is sigma^2 I);
+    rs_stability: THEORY §9's smooth replicon factor on the data at the last prox,
+    (alpha/r) mean_mu ||Jt_mu - I||_F^2 (`attnphase.theory.stability`; NaN before any step);
     Q: the estimate (d x r)."""
 
     d: int
@@ -81,6 +83,7 @@ class GampResult:
     status: str
     seconds: float
     rho: object
+    rs_stability: float
     history: tuple[GampStep, ...] = field(repr=False)
     Q: np.ndarray = field(repr=False)
     polish: dict | None = None
@@ -106,6 +109,7 @@ class GampResult:
             "theta": self.theta,
             "V": self.V,
             "rho": self.rho,
+            "rs_stability": self.rs_stability,
             "test_error": self.test_error,
             "train_loss": self.train_loss,
             "grad_norm": self.grad_norm,

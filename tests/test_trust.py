@@ -24,6 +24,7 @@ def _row(**changes) -> dict:
         sem_converged=True,
         sim_agree=True,
         gamp_agree=True,
+        gamp_converged=True,
         sem_rs_stability=0.27,
         sem_jump_mass=0.0,
     )
@@ -40,6 +41,7 @@ def test_all_criteria_pass_is_trustworthy():
         ({"sem_converged": False}, "theory"),
         ({"sim_agree": False}, "simulation"),
         ({"gamp_agree": False}, "gamp"),
+        ({"gamp_converged": False}, "gamp_converged"),
         ({"sem_rs_stability": 1.0}, "rs_stability"),
         ({"sem_rs_stability": math.nan}, "rs_stability"),
         ({"sem_jump_mass": JUMP_MASS_MAX}, "jump_mass"),
@@ -53,10 +55,10 @@ def test_each_criterion_alone_makes_the_point_rugged(change, reason):
 
 
 def test_reasons_list_every_failed_criterion_and_gamp_not_run_is_not_a_failure():
-    row = _row(sim_agree=False, gamp_agree=False, sem_jump_mass=0.0146)
-    assert judge(row) == ("rugged", "simulation+gamp+jump_mass")
-    assert judge(_row(gamp_agree=math.nan)) == ("trustworthy", "")
-    assert judge(_row(gamp_agree=None)) == ("trustworthy", "")
+    row = _row(sim_agree=False, gamp_agree=False, gamp_converged=False, sem_jump_mass=0.0146)
+    assert judge(row) == ("rugged", "simulation+gamp+gamp_converged+jump_mass")
+    assert judge(_row(gamp_agree=math.nan, gamp_converged=math.nan)) == ("trustworthy", "")
+    assert judge(_row(gamp_agree=None, gamp_converged=None)) == ("trustworthy", "")
 
 
 def test_tolerance_is_three_standard_errors_plus_five_percent():
@@ -96,7 +98,7 @@ def test_a_small_real_point_gives_a_complete_row_and_resumes(tmp_path, monkeypat
     assert row["sem_jump_mass"] == 0.0
     assert 0.24 < row["sem_rs_stability"] < 0.30  # 512 x 2 points: a few per cent noise
     # 5 GAMP iterations cannot converge: the verdict says so rather than passing
-    assert row["gamp_converged"] is False and "gamp" in row["reasons"]
+    assert row["gamp_converged"] is False and "gamp_converged" in row["reasons"].split("+")
     assert row["verdict"] == "rugged"
 
     # a rerun on the store computes nothing and returns the same row

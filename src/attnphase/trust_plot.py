@@ -19,7 +19,14 @@ from matplotlib.colors import LinearSegmentedColormap
 from .style import COLORS, new_figure, save
 from .trust import CRITERIA, JUMP_MASS_MAX, RS_MAX
 
-LETTERS = {"theory": "T", "simulation": "S", "gamp": "G", "rs_stability": "R", "jump_mass": "J"}
+LETTERS = {
+    "theory": "T",
+    "simulation": "S",
+    "gamp": "G",
+    "gamp_converged": "C",
+    "rs_stability": "R",
+    "jump_mass": "J",
+}
 JUMP_MAP = LinearSegmentedColormap.from_list("jump_mass", ["white", COLORS["semantic"]])
 
 
@@ -110,7 +117,8 @@ def trust_figure(rows: list[dict], path: str | Path, note: str = "") -> None:
     labels = [
         "trustworthy",
         "rugged; letters = failed: T semantic-start theory unconverged, S L-BFGS (semantic start) "
-        f"disagrees with it, G GAMP does not converge to it, R rs_stability >= {RS_MAX:g}, "
+        f"disagrees with it, G GAMP ends away from it, C GAMP does not converge (cycles), "
+        f"R rs_stability >= {RS_MAX:g}, "
         f"J jump mass >= {100 * JUMP_MASS_MAX:g}%",
         "edge: positional branch is the global minimum",
         r"$\alpha_c$ (training losses cross, interpolated on this grid)",

@@ -14,7 +14,8 @@ evolution from the d = 2000 seed-0 run's first admissible iterate for 300 iterat
 Writes docs/gamp_rugged_runs.jsonl (one line per finished run; the script resumes from it),
 docs/gamp_rugged.csv (one row per alpha, d, seed), docs/gamp_rugged.json (plus the references)
 and docs/gamp_rugged.png; prints the table. Wall time on one core of a shared 2-core machine:
-~20 minutes.
+26 minutes (measured: 14 of them GAMP and L-BFGS, most of the rest the two state-evolution
+traces).
 
     python studies/gamp_rugged.py [--seeds 3,2,2]
 """

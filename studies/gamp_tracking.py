@@ -15,8 +15,8 @@ alpha = 1.5, omega = 0.3, sigma = 0.5, lambda = 0.01, L = 2 (the defaults of Mod
 Writes docs/gamp_tracking_runs.jsonl (one line per finished run: the script resumes from it),
 docs/gamp_tracking_deviations.csv (per start, d, iterate, overlap), docs/gamp_tracking.json
 (fits, end points vs solve, statuses) and docs/gamp_tracking.png; prints a summary.
-Wall time on one core of a shared 2-core machine: ~40 minutes (the d = 10000 runs are ~2/3
-of it, ~8 GB of memory each; they run last, one at a time).
+Wall time on one core of a shared 2-core machine: 18 minutes (measured; the d = 10000 runs
+take 40-130 s each and ~8 GB of memory; they run last, one at a time).
 
     python studies/gamp_tracking.py [--tracking-seeds 4,3,2] [--endpoint-seeds 2,1,1]
 """

@@ -64,7 +64,7 @@ def trust_figure(rows: list[dict], path: str | Path, note: str = "") -> None:
         jump[np.searchsorted(omegas, r["omega"]), np.searchsorted(alphas, r["alpha"])] = r[
             "sem_jump_mass"
         ]
-    fig, axes = new_figure(1, 1, (8.0, 5.2))
+    fig, axes = new_figure(1, 1, (8.0, 6.0))
     ax = axes[0, 0]
     mesh = ax.pcolormesh(
         _edges(alphas), _edges(omegas), 100 * jump, cmap=JUMP_MAP, vmin=0, shading="flat"
@@ -116,9 +116,9 @@ def trust_figure(rows: list[dict], path: str | Path, note: str = "") -> None:
     ]
     labels = [
         "trustworthy",
-        "rugged; letters = failed: T semantic-start theory unconverged, S L-BFGS (semantic start) "
-        f"disagrees with it, G GAMP ends away from it, C GAMP does not converge (cycles), "
-        f"R rs_stability >= {RS_MAX:g}, "
+        "rugged; letters = failed criteria: T the semantic-start theory does not converge,\n"
+        "S L-BFGS (semantic start) disagrees with its fixed point, G GAMP ends away from it,\n"
+        f"C GAMP does not converge (cycles), R rs_stability >= {RS_MAX:g}, "
         f"J jump mass >= {100 * JUMP_MASS_MAX:g}%",
         "edge: positional branch is the global minimum",
         r"$\alpha_c$ (training losses cross, interpolated on this grid)",

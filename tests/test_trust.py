@@ -162,3 +162,21 @@ def test_a_failing_point_is_reported_and_retried_not_fatal(tmp_path, monkeypatch
     with pytest.warns(UserWarning):
         trust_map(ModelParams(), [0.5], [0.3], d=100, seeds=1, store=store)
     assert calls == [0.5, 1.0, 0.5]  # the failed point is computed again by a rerun
+
+
+def test_cli_without_gamp_prints_the_table_and_passes_the_options(monkeypatch):
+    seen = {}
+
+    def fake(p, alphas, omegas, d, seeds, **kw):
+        seen.update(alphas=alphas, omegas=omegas, d=d, seeds=seeds, **kw)
+        row = _row(gamp_agree=math.nan, gamp_converged=math.nan)
+        return [row | {"alpha": 1.5, "omega": 0.3, "verdict": "trustworthy", "reasons": ""}]
+
+    monkeypatch.setattr(trust_module, "trust_map", fake)
+    res = runner.invoke(
+        app, ["trust", "--alpha", "1:2:3", "--omega", "0.3", "--d", "300", "--no-gamp"]
+    )
+    assert res.exit_code == 0, res.output
+    assert "trustworthy" in res.output and "gamp_status" not in res.output
+    assert seen["alphas"] == [1.0, 1.5, 2.0] and seen["omegas"] == [0.3]
+    assert (seen["d"], seen["seeds"], seen["gamp"]) == (300, 2, False)

@@ -146,7 +146,8 @@ def trust(
         store=store,
         progress=sys.stderr.isatty(),
     )
-    typer.echo(render(rows, format, TRUST_COLUMNS))
+    columns = [c for c in TRUST_COLUMNS if any(c in r for r in rows)]  # --no-gamp: no gamp_*
+    typer.echo(render(rows, format, columns))
     if plot is not None:
         from ..trust_plot import trust_figure
 

@@ -96,7 +96,8 @@ def test_a_small_real_point_gives_a_complete_row_and_resumes(tmp_path, monkeypat
         "semantic",
     )
     assert row["sem_jump_mass"] == 0.0
-    assert 0.24 < row["sem_rs_stability"] < 0.30  # 512 x 2 points: a few per cent noise
+    # 512 x 2 points: measured 0.2709 +- 0.0049 (0.2662 +- 0.0017 at 4096 x 4); +-6 SE
+    assert 0.24 < row["sem_rs_stability"] < 0.30
     # 5 GAMP iterations cannot converge: the verdict says so rather than passing
     assert row["gamp_converged"] is False and "gamp_converged" in row["reasons"].split("+")
     assert row["verdict"] == "rugged"

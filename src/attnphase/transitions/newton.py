@@ -1,0 +1,109 @@
+"""Newton's method with a finite-difference Jacobian kept up to date by Broyden's rank-one
+updates, for the small augmented systems of the transition continuation (issue 12).
+
+The Jacobian is carried from one solve to the next along a line, so that a corrector costs
+about one residual evaluation per iteration; it is rebuilt by forward differences when the
+carried one stops giving progress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class OffDomain(ArithmeticError):
+    """The residual cannot be evaluated at this point (inadmissible overlaps, collapse)."""
+
+
+@dataclass(frozen=True)
+class NewtonReport:
+    z: np.ndarray
+    jacobian: np.ndarray
+    converged: bool
+    evaluations: int
+    residual: float
+    reason: str
+
+
+def fd_jacobian(F: Callable, z: np.ndarray, fz: np.ndarray, rel: float = 1e-6) -> np.ndarray:
+    """Forward differences, step rel * max(|z_j|, 1e-2) per column."""
+    J = np.empty((fz.size, z.size))
+    for j in range(z.size):
+        h = rel * max(abs(z[j]), 1e-2)
+        zp = z.copy()
+        zp[j] += h
+        J[:, j] = (F(zp) - fz) / h
+    return J
+
+
+def newton_broyden(
+    F: Callable[[np.ndarray], np.ndarray],
+    z0: np.ndarray,
+    jacobian: np.ndarray | None = None,
+    *,
+    tol: float = 1e-10,
+    max_iter: int = 25,
+    rebuild_after: int = 4,
+) -> NewtonReport:
+    """Solve F(z) = 0 from z0: step -J^{-1} F with backtracking on |F|, Broyden's update of J
+    after every step, J rebuilt by forward differences at the start (when not given) and
+    after `rebuild_after` steps without a halving of |F|. Converged when the step is below
+    tol (1 + |z|) and |F| <= sqrt(tol). OffDomain from F ends the solve (reason given)."""
+    evals = 0
+
+    def f(z):
+        nonlocal evals
+        evals += 1
+        return F(z)
+
+    z = np.asarray(z0, dtype=float).copy()
+    try:
+        fz = f(z)
+    except OffDomain as err:
+        return NewtonReport(z, jacobian, False, evals, np.inf, f"start off domain: {err}")
+    J = jacobian
+    fresh = False
+    if J is None:
+        J, fresh = fd_jacobian(f, z, fz), True
+    stale, best = 0, np.linalg.norm(fz)
+    for _ in range(max_iter):
+        try:
+            step = -np.linalg.solve(J, fz)
+        except np.linalg.LinAlgError:
+            step = -np.linalg.lstsq(J, fz, rcond=None)[0]
+        t, new = 1.0, None
+        for _ in range(8):
+            try:
+                cand = z + t * step
+                fc = f(cand)
+                if np.linalg.norm(fc) < np.linalg.norm(fz) or t < 1.0 / 64:
+                    new = (cand, fc)
+                    break
+            except OffDomain:
+                pass
+            t *= 0.5
+        if new is None:
+            if fresh:
+                return NewtonReport(
+                    z, J, False, evals, np.linalg.norm(fz), "no step stays on domain"
+                )
+            J, fresh = fd_jacobian(f, z, fz), True
+            continue
+        dz, df = new[0] - z, new[1] - fz
+        z, fz = new
+        if dz @ dz > 0:
+            J = J + np.outer(df - J @ dz, dz) / (dz @ dz)  # Broyden's good update
+        fresh = False
+        res = np.linalg.norm(fz)
+        if np.linalg.norm(dz) <= tol * (1.0 + np.linalg.norm(z)) and res <= np.sqrt(tol):
+            return NewtonReport(z, J, True, evals, res, "converged")
+        if res < 0.5 * best:
+            best, stale = res, 0
+        else:
+            stale += 1
+        if stale >= rebuild_after:
+            J, fresh, stale = fd_jacobian(f, z, fz), True, 0
+    return NewtonReport(z, J, False, evals, np.linalg.norm(fz), "maximum iterations reached")

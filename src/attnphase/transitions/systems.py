@@ -1,0 +1,165 @@
+"""The defining systems of the transitions (THEORY.md §5) for the exact L=2 engine, as residuals
+of a vector z of unknowns at fixed model parameters (issue 12).
+
+A branch's state is the free components of its overlaps (q, m, V, theta) (the pinned ones of
+`pinned_overlaps` stay at zero); its residual is G(x; alpha) = SE(x; alpha) - x on them.
+  alpha_c:   z = (x_semantic, x_positional, alpha),  [G_s, G_p, (R_s - R_p)/R_p] = 0
+  alpha_l:   z = (x_branch, alpha),                 [G_b, (eps_g - eps_lin)/eps_lin] = 0
+  spinodal:  the extremum over t of alpha(t), where z = (x_branch without t, alpha) solves
+             G_b = 0 with the order parameter (theta or m) held at t  (a fold: dG/dx singular)
+R = -Phi is the training loss (eq. 14), eps_g the test error (eq. 10).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..baseline import linear_test_error
+from ..params import ModelParams
+from ..theory.iterate import InadmissibleStep
+from ..theory.l2 import equations as eq
+from ..theory.l2.channel import ChannelIntegrator
+from ..theory.l2.engine import _admissible, _Engine, pinned_overlaps
+from .newton import OffDomain, fd_jacobian
+
+ON_BRANCH = 1e-5  # |theta| (semantic) or |m| (positional) below this: collapsed to trivial
+FOLD_STEP = 1e-5  # relative step of the inner finite differences of the fold's dG/dx
+
+
+class BranchMap:
+    """G(x; alpha) of one branch on its free components, with the observables at x; the last
+    evaluations are cached (finite differences of a system perturb one branch at a time)."""
+
+    def __init__(self, branch: str, p: ModelParams, order: tuple[int, int]):
+        self.branch, self.p = branch, p
+        self.integ = ChannelIntegrator(*order)
+        pinned = pinned_overlaps(branch, p)
+        keep = np.array([True, not pinned[0], True, not pinned[1]])
+        self.free = np.flatnonzero(keep)
+        self.evaluations = 0  # SE map evaluations (cache hits not counted)
+        self._cache: dict[bytes, tuple[np.ndarray, float, float]] = {}
+
+    def full(self, xf: np.ndarray) -> np.ndarray:
+        x = np.zeros(4)
+        x[self.free] = xf
+        return x
+
+    def evaluate(self, xf: np.ndarray, alpha: float) -> tuple[np.ndarray, float, float]:
+        """(G on the free components, training loss -Phi, test error) at x, alpha."""
+        key = np.append(xf, alpha).tobytes()
+        if key not in self._cache:
+            self.evaluations += 1
+            self._cache[key] = self._evaluate(xf, alpha)
+            if len(self._cache) > 64:
+                self._cache.pop(next(iter(self._cache)))
+        return self._cache[key]
+
+    def _evaluate(self, xf, alpha):
+        p = self.p
+        x = self.full(xf)
+        if not (alpha > 0 and _admissible(x, p.rho)):
+            raise OffDomain(f"{self.branch}: inadmissible overlaps {x} at alpha {alpha}")
+        if self.branch == "semantic" and abs(x[3]) < ON_BRANCH:
+            raise OffDomain("semantic branch collapsed (theta -> 0)")
+        if self.branch == "positional" and abs(x[1]) < ON_BRANCH:
+            raise OffDomain("positional branch collapsed (m -> 0)")
+        engine = _Engine(alpha, p, self.integ, "ibp", pinned_overlaps(self.branch, p))
+        try:
+            fx, (h, mom) = engine.step(x)
+        except InadmissibleStep as err:
+            raise OffDomain(str(err)) from None
+        k = eq.kappa(sigma=p.sigma, omega=p.omega, A=p.A)
+        o = eq.Overlaps(*x)
+        phi = eq.free_entropy(o, h, mom, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho, kappa_=k)
+        return (fx - x)[self.free], -phi, eq.test_error(mom, kappa_=k)
+
+
+class CrossingSystem:
+    """alpha_c: both branches at their fixed points with equal training losses."""
+
+    kind = "alpha_c"
+
+    def __init__(self, p: ModelParams, order):
+        self.sem = BranchMap("semantic", p, order)
+        self.pos = BranchMap("positional", p, order)
+        self.ns = self.sem.free.size
+
+    @property
+    def evaluations(self) -> int:
+        return self.sem.evaluations + self.pos.evaluations
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        a = z[-1]
+        gs, rs, _ = self.sem.evaluate(z[: self.ns], a)
+        gp, rp, _ = self.pos.evaluate(z[self.ns : -1], a)
+        return np.concatenate([gs, gp, [(rs - rp) / abs(rp)]])
+
+    def pack(self, sem: np.ndarray, pos: np.ndarray, alpha: float) -> np.ndarray:
+        return np.concatenate([sem[self.sem.free], pos[self.pos.free], [alpha]])
+
+    def states(self, z: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            "semantic": self.sem.full(z[: self.ns]),
+            "positional": self.pos.full(z[self.ns : -1]),
+        }
+
+
+class LinearSystem:
+    """alpha_l: the branch's test error equals the linear baseline's."""
+
+    kind = "alpha_l"
+
+    def __init__(self, p: ModelParams, order, branch: str):
+        self.map = BranchMap(branch, p, order)
+        self.eps_lin = linear_test_error(p)
+
+    @property
+    def evaluations(self) -> int:
+        return self.map.evaluations
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        g, _, eps = self.map.evaluate(z[:-1], z[-1])
+        return np.append(g, (eps - self.eps_lin) / self.eps_lin)
+
+    def pack(self, x: np.ndarray, alpha: float) -> np.ndarray:
+        return np.append(x[self.map.free], alpha)
+
+    def states(self, z: np.ndarray) -> dict[str, np.ndarray]:
+        return {self.map.branch: self.map.full(z[:-1])}
+
+
+class BranchAtOrder:
+    """The branch's fixed point with its order parameter held at a given value t (theta on the
+    semantic branch, m on the positional one) and alpha solved for instead: near a fold the
+    branch is a smooth function alpha(t), and the fold (spinodal) is the extremum of alpha(t),
+    where dG/dx is singular."""
+
+    kind = "spinodal"
+
+    def __init__(self, p: ModelParams, order, branch: str, t: float):
+        self.map = BranchMap(branch, p, order)
+        self.index = 3 if branch == "semantic" else 1  # theta or m in (q, m, V, theta)
+        self.slot = int(np.flatnonzero(self.map.free == self.index)[0])
+        self.t = t
+
+    @property
+    def evaluations(self) -> int:
+        return self.map.evaluations
+
+    def _x(self, z: np.ndarray) -> np.ndarray:
+        return np.insert(z[:-1], self.slot, self.t)
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        return self.map.evaluate(self._x(z), z[-1])[0]
+
+    def pack(self, x: np.ndarray, alpha: float) -> np.ndarray:
+        return np.append(np.delete(x[self.map.free], self.slot), alpha)
+
+    def states(self, z: np.ndarray) -> dict[str, np.ndarray]:
+        return {self.map.branch: self.map.full(self._x(z))}
+
+    def state_jacobian(self, z: np.ndarray) -> np.ndarray:
+        """dG/dx (all free components) at the fixed point z, by forward differences."""
+        G = lambda x: self.map.evaluate(x, z[-1])[0]  # noqa: E731
+        x = self._x(z)
+        return fd_jacobian(G, x, G(x), rel=FOLD_STEP)

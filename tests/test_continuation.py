@@ -1,0 +1,114 @@
+"""Transition lines by continuation (issue 12): the Newton-Broyden corrector and the line
+follower on synthetic systems with closed-form lines, and the L=2 engine's lines against the
+scan-and-bisect values of `benchmarks/transitions_table.py` (slow)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attnphase.transitions.continuation import follow
+from attnphase.transitions.newton import OffDomain, newton_broyden
+
+
+class Synthetic:
+    """F(z; s) = [x - sin(s) alpha, alpha^2 - (1 + s^2) - shift]: the line alpha(s) =
+    sqrt(1 + s^2 + shift), x = sin(s) alpha; `order` (0 or 1) sets shift = 1e-6 order, so the
+    reported error is the known root difference. OffDomain beyond s = s_end."""
+
+    def __init__(self, s: float, order, s_end: float = math.inf):
+        self.s, self.shift, self.s_end = s, 1e-6 * order[0], s_end
+        self.evaluations = 0
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        self.evaluations += 1
+        if self.s > self.s_end:
+            raise OffDomain("past the end of the synthetic branch")
+        x, a = z
+        return np.array([x - math.sin(self.s) * a, a * a - (1 + self.s**2) - self.shift])
+
+    def states(self, z: np.ndarray) -> dict:
+        return {"x": z[:1]}
+
+
+def exact(s: float, shift: float = 0.0) -> float:
+    return math.sqrt(1 + s * s + shift)
+
+
+def test_newton_broyden_solves_a_nonlinear_system_to_tolerance():
+    rep = newton_broyden(Synthetic(0.7, (0,)), np.array([0.0, 2.0]))
+    assert rep.converged
+    assert rep.z[1] == pytest.approx(exact(0.7), abs=1e-12)
+    assert rep.z[0] == pytest.approx(math.sin(0.7) * exact(0.7), abs=1e-12)
+
+
+def test_follow_tracks_a_closed_form_line_to_1e8_with_the_order_difference_as_error():
+    s_values = np.linspace(0.0, 2.0, 9)
+    z0 = np.array([0.0, 1.05])  # approximate root at s = 0
+    pts = follow(Synthetic, z0, s_values, alpha_window=(0.5, 5.0), order=(0,), check_order=(1,))
+    for pt in pts:
+        assert pt.status == "converged"
+        assert abs(pt.alpha - exact(pt.s)) < 1e-8
+        # error = |root(order) - root(check_order)| = sqrt(1 + s^2 + 1e-6) - sqrt(1 + s^2)
+        assert pt.alpha_err == pytest.approx(exact(pt.s, 1e-6) - exact(pt.s), rel=1e-3)
+        assert pt.evaluations > 0
+    # the carried Jacobian makes later points cheap: a few residuals per point
+    assert max(pt.evaluations for pt in pts[2:]) <= 12
+
+
+def test_line_ends_with_a_reason_when_alpha_leaves_the_window():
+    pts = follow(
+        Synthetic,
+        np.array([0.0, 1.0]),
+        [0.0, 0.5, 1.0, 1.5],
+        alpha_window=(0.5, 1.3),
+        order=(0,),
+        check_order=(1,),
+    )
+    assert [p.status == "converged" for p in pts] == [True, True, False, False]
+    assert "left the window" in pts[2].status and pts[3].status == pts[2].status
+    assert math.isnan(pts[2].alpha) and math.isnan(pts[3].alpha_err)
+
+
+def test_line_ends_with_a_reason_where_the_system_stops_existing():
+    def make(s, order):
+        return Synthetic(s, order, s_end=0.55)
+
+    pts = follow(
+        make,
+        np.array([0.0, 1.0]),
+        [0.0, 0.25, 0.5, 0.75, 1.0],
+        alpha_window=(0.5, 5.0),
+        order=(0,),
+        check_order=(1,),
+    )
+    assert [p.status for p in pts[:3]] == ["converged"] * 3
+    assert pts[3].status.startswith("line ended before")
+    assert "off domain" in pts[3].status and math.isnan(pts[4].alpha)
+
+
+@pytest.mark.slow
+def test_l2_lines_reproduce_the_scan_values():
+    """benchmarks/transitions_table.py (scan and brentq, orders (64, 24)/(48, 16)): omega 0.3:
+    alpha_c 1.2516 +- 0.0001, alpha_l 1.4920 +- 0.0002; omega 0.1: 0.7510 +- 0.0006,
+    0.8924 +- 0.0001. Continued from 0.3 down to 0.1; agreement within the two errors + 1e-4
+    (the scan's errors are rounded to 1e-4 in the table)."""
+    from attnphase import ModelParams
+    from attnphase.transitions.continuation import transition_lines
+
+    lines = transition_lines(ModelParams(), [0.3, 0.2, 0.1])
+    ref = {
+        ("alpha_c", 0.3): (1.2516, 1e-4),
+        ("alpha_l", 0.3): (1.4920, 2e-4),
+        ("alpha_c", 0.1): (0.7510, 6e-4),
+        ("alpha_l", 0.1): (0.8924, 1e-4),
+    }
+    for (name, omega), (value, err) in ref.items():
+        pt = next(p for p in lines[name] if p.s == omega)
+        assert pt.status == "converged", (name, omega, pt.status)
+        assert abs(pt.alpha - value) <= err + pt.alpha_err + 1e-4, (name, omega, pt.alpha)
+    fold = lines["spinodal_semantic"][0]
+    assert fold.status == "converged"
+    assert abs(fold.alpha - 0.720) < 0.005  # the scan's bisection: 0.720

@@ -30,6 +30,7 @@ from pathlib import Path
 import numba
 import pandas as pd
 import torch
+from runlog import load_runs, save_run, seeds_option
 
 from attnphase import ModelParams, SimConfig, simulate, solve
 from attnphase.gamp import run_gamp, trace_of_run
@@ -37,28 +38,11 @@ from attnphase.gamp_plot import rugged_figure
 
 ALPHAS, SIZES = (0.5, 0.8), (2000, 5000, 10000)
 DOCS = Path(__file__).resolve().parent.parent / "docs"
+seeds_arg = seeds_option(SIZES)
+RUN_KEY = ("kind", "alpha", "d", "seed")
 RUNS = DOCS / "gamp_rugged_runs.jsonl"
 COLUMNS = ("theta", "m", "q", "train_loss")
 SE_ITERATIONS = 300  # the damped map needs ~250-320 iterations to its fixed point here
-
-
-def seeds_arg(text: str) -> dict[int, int]:
-    counts = [int(v) for v in text.split(",")]
-    if len(counts) != len(SIZES) or min(counts) < 1:
-        raise argparse.ArgumentTypeError(f"need {len(SIZES)} counts >= 1, got {text!r}")
-    return dict(zip(SIZES, counts, strict=True))
-
-
-def load_runs() -> dict[tuple, dict]:
-    if not RUNS.exists():
-        return {}
-    recs = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
-    return {(r["kind"], r["alpha"], r["d"], r["seed"]): r for r in recs}
-
-
-def save_run(rec: dict) -> None:
-    with RUNS.open("a") as fh:
-        fh.write(json.dumps(rec) + "\n")
 
 
 def one_run(p: ModelParams, alpha: float, d: int, seed: int) -> dict:
@@ -108,7 +92,7 @@ def main() -> None:
     p = ModelParams()
     DOCS.mkdir(exist_ok=True)
     refs = {a: solve(a, p, init="semantic").as_dict() for a in ALPHAS}
-    done, t0 = load_runs(), time.perf_counter()
+    done, t0 = load_runs(RUNS, RUN_KEY), time.perf_counter()
     for d in SIZES:  # d = 10000 last
         for alpha in ALPHAS:
             for seed in range(args.seeds[d]):
@@ -116,7 +100,7 @@ def main() -> None:
                     continue
                 t = time.perf_counter()
                 rec = one_run(p, alpha, d, seed)
-                save_run(rec)
+                save_run(RUNS, rec)
                 done[("run", alpha, d, seed)] = rec
                 print(
                     f"alpha={alpha} d={d} seed {seed}: GAMP {rec['gamp_status']}, L-BFGS "

@@ -32,6 +32,7 @@ import numba
 import numpy as np
 import pandas as pd
 import torch
+from runlog import load_runs, save_run, seeds_option
 
 from attnphase import ModelParams, solve
 from attnphase.gamp import run_gamp, trace_of_run
@@ -44,26 +45,9 @@ ITERATIONS = 8  # undamped iterations: the undamped map oscillates and, position
 # positional 1-2 (from iterate 3 the undamped positional map grows by ~-4.5 per step, §8.1)
 WINDOWS = {"semantic": range(2, ITERATIONS + 1), "positional": range(1, 3)}
 DOCS = Path(__file__).resolve().parent.parent / "docs"
+seeds_arg = seeds_option(SIZES)
+RUN_KEY = ("kind", "d", "init", "seed")
 RUNS = DOCS / "gamp_tracking_runs.jsonl"
-
-
-def seeds_arg(text: str) -> dict[int, int]:
-    counts = [int(v) for v in text.split(",")]
-    if len(counts) != len(SIZES) or min(counts) < 1:
-        raise argparse.ArgumentTypeError(f"need {len(SIZES)} counts >= 1, got {text!r}")
-    return dict(zip(SIZES, counts, strict=True))
-
-
-def load_runs() -> dict[tuple, dict]:
-    if not RUNS.exists():
-        return {}
-    recs = [json.loads(line) for line in RUNS.read_text().splitlines() if line.strip()]
-    return {(r["kind"], r["d"], r["init"], r["seed"]): r for r in recs}
-
-
-def save_run(rec: dict) -> None:
-    with RUNS.open("a") as fh:
-        fh.write(json.dumps(rec) + "\n")
 
 
 def tracking_run(p: ModelParams, d: int, init: str, seed: int) -> dict:
@@ -115,7 +99,7 @@ def main() -> None:
     numba.set_num_threads(1)
     p = ModelParams()
     DOCS.mkdir(exist_ok=True)
-    done, t0, computed = load_runs(), time.perf_counter(), 0
+    done, t0, computed = load_runs(RUNS, RUN_KEY), time.perf_counter(), 0
     for d in SIZES:  # smallest first: d = 10000 last
         jobs = [("tracking", s) for s in range(args.tracking_seeds[d])]
         jobs += [("endpoint", s) for s in range(args.endpoint_seeds[d])]
@@ -125,7 +109,7 @@ def main() -> None:
                     continue
                 t = time.perf_counter()
                 rec = (tracking_run if kind == "tracking" else endpoint_run)(p, d, init, seed)
-                save_run(rec)
+                save_run(RUNS, rec)
                 done[(kind, d, init, seed)] = rec
                 computed += 1
                 print(f"{kind} d={d} {init} seed {seed}: {rec['status']} "

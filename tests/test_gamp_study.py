@@ -69,3 +69,14 @@ def test_trace_deviations_line_up_with_the_run():
     assert q3["gamp"] == pytest.approx(float(res.history[3].overlaps.q[0, 0]), rel=1e-15)
     assert q3["deviation"] == pytest.approx(q3["gamp"] - tr.rows()[2]["q"], rel=1e-12)
     assert any(abs(r["deviation"]) > 1e-6 for r in rows[4:])
+
+
+def test_overlap_number_keeps_the_sign_of_a_scalar_overlap():
+    """Deviations of m (semantic start) and theta (positional start) sit near zero, where |x|
+    would turn GAMP - SE = -0.25 - (-0.24) into +0.01."""
+    from attnphase.gamp.result import overlap_number
+
+    assert overlap_number(np.array([[-0.25]])) == -0.25
+    assert overlap_number(-0.25) == -0.25
+    assert overlap_number(np.array([[3.0, 4.0]])) == 5.0
+    assert np.isnan(overlap_number(None))

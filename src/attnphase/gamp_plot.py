@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .gamp.result import GampResult
+from .gamp.result import GampResult, overlap_number
 from .style import color, new_figure, save
 
 PANELS = (
@@ -23,14 +23,6 @@ PANELS = (
     ("test_error", r"$\epsilon_g$"),
 )
 MARKERS = "osD^v<>phX*"
-
-
-def _number(v) -> float:
-    """An overlap as a number: itself for r = t = K = 1, its Frobenius norm for a matrix
-    (None, the table's missing value, as NaN)."""
-    if v is None:
-        return float("nan")
-    return float(np.linalg.norm(np.asarray(v, dtype=float)))
 
 
 def run_text(runs: Sequence[GampResult]) -> str:
@@ -61,7 +53,7 @@ def gamp_trace_figure(
     for name, _ in PANELS:
         for col in (name, f"se_{name}", f"se_{name}_err"):
             if col in df:
-                df[col] = [_number(v) for v in df[col]]
+                df[col] = [overlap_number(v) for v in df[col]]
     fig, axes = new_figure(1, len(PANELS), (4.0 * len(PANELS), 3.8))
     axes = axes[0]
     c = color(runs[0].init)

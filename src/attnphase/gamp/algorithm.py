@@ -48,6 +48,7 @@ from .problem import Problem, back_project, build_problem, fields
 from .result import GampResult, GampStep, plain
 
 DEFAULT_DAMPING = 0.75
+FROZEN_ABS, FROZEN_REL = 1e-5, 1e-3  # overlaps frozen over the patience window (`frozen`)
 JUMP_TOL = 1e-2  # relative jump of a prox minimiser beyond its linear response: a switch
 
 
@@ -164,6 +165,18 @@ class _Monitor:
             )
         )
 
+    def frozen(self) -> bool:
+        """The overlaps (q, M, theta) moved by at most FROZEN_ABS + FROZEN_REL |x| over the
+        last `patience` iterations (THEORY §8.1: a cycle or stall has frozen overlaps AND a flat
+        gradient; below alpha ~ 1 the gradient flattens while theta still drifts by ~1e-3 per
+        iteration towards another minimum)."""
+        a, b = self.steps[-1 - self.patience].overlaps, self.steps[-1].overlaps
+        for name in ("q", "M", "theta"):
+            x, y = np.asarray(getattr(a, name)), np.asarray(getattr(b, name))
+            if np.any(np.abs(y - x) > FROZEN_ABS + FROZEN_REL * np.abs(y)):
+                return False
+        return True
+
     def status(self) -> str | None:
         """The stopping status ("converged", diverged, stalled or cycling), or None to go on."""
         last = self.steps[-1]
@@ -175,7 +188,7 @@ class _Monitor:
         if len(self.steps) <= 2 * p:
             return None
         grads = [s.grad_norm for s in self.steps]
-        if min(grads[-p:]) < 0.5 * min(grads[:-p]):
+        if min(grads[-p:]) < 0.5 * min(grads[:-p]) or not self.frozen():
             return None
         moved = torch.stack(self.switches[-p:]).any(0)
         k = int(moved.sum())

@@ -16,6 +16,15 @@ def plain(x):
     return float(arr.reshape(())) if arr.size == 1 else arr.tolist()
 
 
+def overlap_number(x) -> float:
+    """An overlap as one number: itself, with its sign, for r = t = K = 1; the Frobenius norm
+    of a matrix otherwise (None, a table's missing value, as NaN)."""
+    if x is None:
+        return float("nan")
+    arr = np.asarray(x, dtype=float)
+    return float(arr.reshape(())) if arr.size == 1 else float(np.linalg.norm(arr))
+
+
 @dataclass(frozen=True)
 class GampStep:
     """The state at the start of GAMP iteration `iteration` (0: the start): overlaps of the

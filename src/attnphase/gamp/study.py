@@ -15,16 +15,11 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .result import GampResult
+from .result import GampResult, overlap_number
 from .trace import StateEvolutionTrace
 
 OVERLAPS = ("q", "m", "theta", "V")
 _KEYS = {"q": "q", "m": "M", "theta": "theta", "V": "V"}
-
-
-def _number(x) -> float:
-    """An r = t = K = 1 overlap as a number (the Frobenius norm of a matrix otherwise)."""
-    return float(np.linalg.norm(np.asarray(x, dtype=float)))
 
 
 def trace_deviations(result: GampResult, trace: StateEvolutionTrace) -> list[dict]:
@@ -38,7 +33,10 @@ def trace_deviations(result: GampResult, trace: StateEvolutionTrace) -> list[dic
             break
         g = result.history[it].overlaps
         for name in OVERLAPS:
-            gamp, se = _number(getattr(g, _KEYS[name])), _number(getattr(o, _KEYS[name]))
+            gamp, se = (
+                overlap_number(getattr(g, _KEYS[name])),
+                overlap_number(getattr(o, _KEYS[name])),
+            )
             rows.append(
                 {
                     "d": result.d,
@@ -48,7 +46,7 @@ def trace_deviations(result: GampResult, trace: StateEvolutionTrace) -> list[dic
                     "overlap": name,
                     "gamp": gamp,
                     "se": se,
-                    "se_err": _number(getattr(e, _KEYS[name])),
+                    "se_err": overlap_number(getattr(e, _KEYS[name])),
                     "deviation": gamp - se,
                 }
             )

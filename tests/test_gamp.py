@@ -184,7 +184,8 @@ def test_replicon_factor_on_data_matches_the_state_evolution(semantic_runs):
     state evolution's at its fixed point: 0.26898 +- 0.0003 (`attnphase theory --alpha 1.5
     --branch semantic --stability`, 8192 x 4 points). Seeds 0-3 at d = 500 measured 0.2626,
     0.2577, 0.3187, 0.2577 (sd 0.030; at d = 2000 mean 0.267, sd 0.018): 3 standard errors
-    of the four-seed mean. A missing alpha or whitening by V^{-1} instead of V^{1/2} fails."""
+    of the four-seed mean. A missing alpha fails it (the whitening cancels at r = 1: it is
+    checked at r = 2 in tests/test_stability.py)."""
     values = [r.rs_stability for r in semantic_runs]
     assert abs(np.mean(values) - 0.26898) <= 3 * 0.030 / math.sqrt(len(values))
     assert semantic_runs[0].as_dict()["rs_stability"] == values[0]

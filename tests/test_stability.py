@@ -59,7 +59,6 @@ def test_random_convex_channel_rank2_is_stable_and_bounded():
         H = np.stack([_spd(rng, L * r) * rng.exponential() for _ in range(300)])
         V, J = _convex_fixed_point(H, alpha, sigma, lam, L, r)
         factor = alpha * replicon_terms(J, V, L).mean()
-        B = np.kron(np.eye(L), np.linalg.inv(V))
         Jt = whitened_jacobian(J, V, L)
         np.testing.assert_allclose(Jt, np.swapaxes(Jt, -1, -2), atol=1e-12)
         eig = np.linalg.eigvalsh(Jt)
@@ -67,7 +66,6 @@ def test_random_convex_channel_rank2_is_stable_and_bounded():
         trace_bound = alpha * np.trace(np.eye(L * r) - Jt, axis1=1, axis2=2).mean() / r
         assert 0 < factor <= trace_bound + 1e-12
         assert trace_bound < 1.0
-        assert B.shape == (L * r, L * r)
 
 
 def test_jump_distance_first_order():
@@ -109,7 +107,8 @@ def test_smooth_vhat_equals_stein_vhat_without_jumps(semantic_high_alpha):
     r = semantic_high_alpha
     assert r.jump_mass == 0.0
     assert abs(r.vhat_smooth - r.Vhat) < 5 * r.vhat_smooth_err + 1e-6
-    # measured 0.2325 +- 4e-5 (4096 x 4): the softmax channel is far from RS instability here
+    # far from RS instability: 0.2325 +- 4e-5 measured (4096 x 4), and GAMP on data agrees with
+    # the factor at alpha 1.5 (tests/test_gamp.py)
     assert 0.2 < r.rs_stability < 0.3
 
 

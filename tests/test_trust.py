@@ -124,6 +124,7 @@ def test_a_small_real_point_gives_a_complete_row_and_resumes(tmp_path, monkeypat
         (["--d", "1"], "--d"),
         (["--seeds", "0"], "--seeds"),
         (["--gamp-seeds", "0"], "--gamp-seeds"),
+        (["--seeds", "2", "--gamp-seeds", "3"], "--gamp-seeds"),
         (["--points", "1"], "--points"),
         (["--sigma", "-1"], "--sigma"),
         (["--A", "1,0,0,1,0,0,0,0,1"], "--A"),

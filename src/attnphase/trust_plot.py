@@ -118,7 +118,7 @@ def trust_figure(rows: list[dict], path: str | Path, note: str = "") -> None:
         "trustworthy",
         "rugged; letters = failed criteria: T the semantic-start theory does not converge,\n"
         "S L-BFGS (semantic start) disagrees with its fixed point, G GAMP ends away from it,\n"
-        f"C GAMP does not converge (cycles), R rs_stability >= {RS_MAX:g}, "
+        f"C GAMP does not converge (cycles or stalls), R rs_stability >= {RS_MAX:g}, "
         f"J jump mass >= {100 * JUMP_MASS_MAX:g}%",
         "edge: positional branch is the global minimum",
         r"$\alpha_c$ (training losses cross, interpolated on this grid)",

@@ -111,6 +111,11 @@ def trust(
             check_int("seeds", seeds)
             if gamp_seeds is not None:
                 check_int("gamp_seeds", gamp_seeds)
+                if gamp_seeds > seeds:
+                    raise ValueError(
+                        f"gamp_seeds: GAMP runs on the simulations' seeds, at most --seeds = "
+                        f"{seeds}, got {gamp_seeds}"
+                    )
             check_int("gamp_max_iter", gamp_max_iter)
             check_int("points", points, minimum=2)
             check_int("randomisations", randomisations)

@@ -14,21 +14,30 @@ V = sigma^2 (lambda + sigma^2 Vhat)^{-1} <= Vhat^{-1} gives lambda_rep <= tr(V V
 convex loss is RS-stable. The resolvent of the non-convex softmax loss jumps between prox minima;
 the jumps add delta terms to dh_hat/dw which the smooth factor does not count, so they are
 reported apart: a node is near a jump when another local minimum of its Moreau objective
-becomes the global one within a distance JUMP_RADIUS of the node along the student noise xi
-(first order: envelope gap / |grad_xi gap|). GAMP's Vhat, the smooth part
-alpha E[sum_l D_l] = alpha V^{-1} E[sum_l (I - J_ll)], is reported as `vhat_smooth`: its distance
-from the state evolution's (Stein) Vhat is the jumps' share of Vhat (THEORY §8.1).
+becomes the global one within a distance JUMP_RADIUS of the node in the student field w at fixed
+teacher field h*, measured in units of q^{1/2} (the derivative of the jump that enters
+Vhat = -alpha E[df/dw]); the distance is the first-order estimate envelope gap / |gradient of
+the gap|, and the mass grows with JUMP_RADIUS (about linearly for small radii). GAMP's Vhat,
+the smooth part alpha E[sum_l D_l] = alpha V^{-1} E[sum_l (I - J_ll)], is reported as
+`vhat_smooth`: its distance from the state evolution's (Stein) Vhat is the jumps' share of Vhat
+(THEORY §8.1).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..params import ModelParams
 from .overlaps import MatrixOverlaps, sym_sqrt
+
+if TYPE_CHECKING:
+    from .general.channel import GeneralChannel
+    from .general.engine import GeneralResult
+    from .result import TheoryResult
 
 JUMP_RADIUS = 0.1  # in units of the standard Gaussian xi of the student field
 DISTINCT = 1e-4  # relative distance above which two prox minimisers are different minima
@@ -45,7 +54,7 @@ class Stability:
     vhat_smooth: float | np.ndarray
     vhat_smooth_err: float | np.ndarray
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, float | np.ndarray]:
         return dict(self.__dict__)
 
 
@@ -72,11 +81,11 @@ def jump_distances(
     Vinv: np.ndarray,
     q: np.ndarray,
 ) -> np.ndarray:
-    """Distance along xi to the nearest jump of the resolvent, per node (inf where no other
-    local minimum exists): for each other local minimum h' (is_min, farther than DISTINCT from
-    h_best) the envelope gap F(h') - F(h_best) >= 0 over |grad_xi gap|, grad_xi gap =
-    (h_best - h') V^{-1} q^{1/2} row by row (w_l = ... + xi_l q^{1/2}). Shapes: h_best (N, L, r),
-    f_best (N,), h_local (N, S, L, r), f_local and is_min (N, S)."""
+    """Distance in w (at fixed h*, in units of q^{1/2}) to the nearest jump of the resolvent,
+    per node (inf where no other local minimum exists): for each other local minimum h'
+    (is_min, farther than DISTINCT from h_best) the envelope gap F(h') - F(h_best) >= 0 over
+    the norm of its gradient (h_best - h') V^{-1} q^{1/2} row by row (w_l = ... + xi_l q^{1/2}).
+    Shapes: h_best (N, L, r), f_best (N,), h_local (N, S, L, r), f_local and is_min (N, S)."""
     diff = h_best[:, None] - h_local
     scale = 1.0 + np.abs(h_best).max((-1, -2))
     other = is_min & (np.abs(diff).max((-1, -2)) > DISTINCT * scale[:, None])
@@ -89,7 +98,7 @@ def jump_distances(
 
 
 def channel_stability(
-    channel, o: MatrixOverlaps, alpha: float, p: ModelParams
+    channel: GeneralChannel, o: MatrixOverlaps, alpha: float, p: ModelParams
 ) -> tuple[float, float, np.ndarray]:
     """(lambda_rep, jump mass, Vhat_smooth (r x r)) on one scrambling's points, at the overlaps
     o of its fixed point."""
@@ -120,7 +129,10 @@ def channel_stability(
     h_loc = torch.stack([res.h for res in local], 1).reshape(N * S, L, r)
     f_loc = torch.stack([res.envelope for res in local], 1)
     stat = torch.stack([res.stationary for res in local], 1)
-    rep = lambda x: torch.repeat_interleave(t(x), S, dim=0)  # noqa: E731
+
+    def rep(x: np.ndarray) -> torch.Tensor:
+        return torch.repeat_interleave(t(x), S, dim=0)
+
     _, _, Hg = loss_derivatives(h_loc, K, rep(s2 * T), rep(cst))
     metric = torch.kron(torch.eye(L, dtype=Hg.dtype), t(Vinv))
     positive = torch.linalg.eigvalsh(Hg + metric)[:, 0].reshape(N, S) > 0
@@ -151,7 +163,9 @@ def _objective(h, w, Vinv, K, Cm, c) -> np.ndarray:
     return moreau_objective(t(h), t(w), t(Vinv), t(K), t(Cm), t(c)).numpy()
 
 
-def stability(channels, overlaps: list[MatrixOverlaps], alpha: float, p: ModelParams) -> Stability:
+def stability(
+    channels: list[GeneralChannel], overlaps: list[MatrixOverlaps], alpha: float, p: ModelParams
+) -> Stability:
     """THEORY §9 at a fixed point: each scrambling's channel at its own fixed point's overlaps,
     averaged, with the standard error over scramblings."""
     rows = [channel_stability(ch, o, alpha, p) for ch, o in zip(channels, overlaps, strict=True)]
@@ -172,7 +186,12 @@ def _plain(x: np.ndarray) -> float | np.ndarray:
 STABILITY_KEYS = tuple(Stability.__dataclass_fields__)
 
 
-def with_stability(result, *, points: int | None = None, randomisations: int | None = None):
+def with_stability(
+    result: TheoryResult | GeneralResult,
+    *,
+    points: int | None = None,
+    randomisations: int | None = None,
+) -> TheoryResult | GeneralResult:
     """The fixed point `result` (a TheoryResult or GeneralResult) with THEORY §9's rs_stability,
     jump_mass and vhat_smooth (and their standard errors over scramblings) filled in.
 
@@ -200,8 +219,7 @@ def with_stability(result, *, points: int | None = None, randomisations: int | N
         errors = {**result.errors, **{k[:-4]: getattr(st, k) for k in STABILITY_KEYS[1::2]}}
         return dataclasses.replace(result, values=values, errors=errors)
     p = ModelParams(omega=result.omega, sigma=result.sigma, lam=result.lam, A=result.A)
-    one = lambda x: np.array([[x]])  # noqa: E731
-    o = MatrixOverlaps(one(result.q), one(result.m), one(result.theta), one(result.V))
+    o = MatrixOverlaps(*(np.array([[x]]) for x in (result.q, result.m, result.theta, result.V)))
     channels = [
         GeneralChannel(2, 1, 1, points or DEFAULT_POINTS, seed)
         for seed in range(randomisations or DEFAULT_RANDOMISATIONS)

@@ -154,14 +154,15 @@ def rugged_figure(runs: Sequence[dict], refs: dict, params, path: str | Path) ->
     """One column per alpha. Top: theta along GAMP's iterations (one line per run, dash per d),
     the identically damped state evolution beside one run (band ±2 s.e.), the RS fixed point
     of `solve` (grey dashes) and the L-BFGS minima from the same start on the same data
-    (green ticks at the right edge). Bottom: |grad R|/sqrt(d) along GAMP, L-BFGS's final one.
+    (green ticks at the right edge). Middle: the same for m (a run or a trace that ends at the
+    positional minimum shows there). Bottom: |grad R|/sqrt(d) along GAMP, L-BFGS's final one.
     runs: records of studies/gamp_rugged.py (gamp_history, lbfgs_*, optional se_trace)."""
     alphas = sorted({r["alpha"] for r in runs})
     sizes = sorted({r["d"] for r in runs})
-    fig, axes = new_figure(2, len(alphas), (6.0 * len(alphas), 7.5))
+    fig, axes = new_figure(3, len(alphas), (6.0 * len(alphas), 10.5))
     c, c_lb = color("semantic"), color("L-BFGS")
     for j, alpha in enumerate(alphas):
-        top, bottom = axes[0, j], axes[1, j]
+        top, mid, bottom = axes[0, j], axes[1, j], axes[2, j]
         sub = [r for r in runs if r["alpha"] == alpha]
         end = max(len(r["gamp_history"]) for r in sub)
         for r in sub:
@@ -169,6 +170,8 @@ def rugged_figure(runs: Sequence[dict], refs: dict, params, path: str | Path) ->
             style = dict(color=c, lw=0.9, alpha=0.8, ls=_DASHES[sizes.index(r["d"]) % 4])
             label = f"GAMP, d = {r['d']}" if r["seed"] == 0 else None
             top.plot(h["iteration"], h["theta"], label=label, **style)
+            mid.plot(h["iteration"], h["m"], **style)
+            mid.plot([end + 3], [r["lbfgs_m"]], "_", color=c_lb, ms=12, mew=1.5)
             bottom.semilogy(h["iteration"], h["grad_norm"], label=label, **style)
             top.plot(
                 [end + 3],
@@ -189,14 +192,17 @@ def rugged_figure(runs: Sequence[dict], refs: dict, params, path: str | Path) ->
                     lw=1.4,
                     label=f"state evolution (damped as GAMP), beside d = {r['d']} seed {r['seed']}",
                 )
-                top.fill_between(
-                    t["iteration"],
-                    t["theta"] - 2 * t["theta_err"],
-                    t["theta"] + 2 * t["theta_err"],
-                    color="k",
-                    alpha=0.2,
-                    lw=0,
-                )
+                for ax, key in ((top, "theta"), (mid, "m")):
+                    if ax is mid:
+                        ax.plot(t["iteration"], t[key], color="k", lw=1.4)
+                    ax.fill_between(
+                        t["iteration"],
+                        t[key] - 2 * t[f"{key}_err"],
+                        t[key] + 2 * t[f"{key}_err"],
+                        color="k",
+                        alpha=0.2,
+                        lw=0,
+                    )
         top.axhline(
             refs[alpha]["theta"],
             color="0.4",
@@ -206,6 +212,8 @@ def rugged_figure(runs: Sequence[dict], refs: dict, params, path: str | Path) ->
         )
         top.set_title(f"$\\alpha$ = {alpha:g}, semantic start", fontsize=10)
         top.set_ylabel(r"$\theta$")
+        mid.axhline(refs[alpha].get("m", 0.0), color="0.4", ls="--", lw=1)
+        mid.set_ylabel("m")
         bottom.set_ylabel(r"$|\nabla R|/\sqrt{d}$")
         bottom.set_xlabel("GAMP iteration")
         top.legend(fontsize=7)

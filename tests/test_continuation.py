@@ -110,5 +110,5 @@ def test_l2_lines_reproduce_the_scan_values():
         assert pt.status == "converged", (name, omega, pt.status)
         assert abs(pt.alpha - value) <= err + pt.alpha_err + 1e-4, (name, omega, pt.alpha)
     fold = lines["spinodal_semantic"][0]
-    assert fold.status == "converged"
+    assert fold.status.startswith("converged")
     assert abs(fold.alpha - 0.720) < 0.005  # the scan's bisection: 0.720

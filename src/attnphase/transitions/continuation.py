@@ -35,7 +35,8 @@ SCAN_NUM = 16
 class LinePoint:
     """One point of a line: the parameter value s, the root alpha with its error, the branch
     states (overlaps q, m, V, theta) there, the SE map evaluations it cost and its status
-    ("converged", or why the line ended before this value: then alpha is NaN)."""
+    ("converged", "converged (bifurcation, t -> 0)" for a spinodal where the branch meets the
+    trivial fixed point, or why the line ended before this value: then alpha is NaN)."""
 
     s: float
     alpha: float
@@ -284,6 +285,7 @@ def fold_on(make, z0: np.ndarray, t0: float, sign: float, J=None):
         a = search.alpha(t)
         return sign * a if math.isfinite(a) else math.inf
 
+    t0 = max(t0, FOLD_XTOL * 10)
     lo, hi = 0.5 * t0, 1.5 * t0
     for _ in range(4):
         res = minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": FOLD_XTOL})
@@ -291,17 +293,17 @@ def fold_on(make, z0: np.ndarray, t0: float, sign: float, J=None):
         if not math.isfinite(res.fun):
             return t, None, search.J, search.evaluations, "no fixed point near the fold"
         width = hi - lo
+        z = search.solved[min(search.solved, key=lambda u: abs(u - t))]
         if t - lo > 0.01 * width and hi - t > 0.01 * width:
-            z = search.solved[min(search.solved, key=lambda u: abs(u - t))]
             return t, z, search.J, search.evaluations, "converged"
-        if t - lo <= 0.01 * width and lo < 1e-4:
-            return t, None, search.J, search.evaluations, "the branch ends at its collapse (t -> 0)"
-        lo, hi = (
-            (t - 0.75 * width, t + 0.25 * width)
-            if t - lo <= 0.01 * width
-            else (t - 0.25 * width, t + 0.75 * width)
-        )
-        lo = max(lo, 0.0)
+        if t - lo <= 0.01 * width and lo <= 10 * FOLD_XTOL:
+            # alpha(t) is smallest as t -> 0: the branch ends where it bifurcates from the
+            # trivial fixed point, not at a fold; its end is the alpha there
+            return t, z, search.J, search.evaluations, "converged (bifurcation, t -> 0)"
+        if t - lo <= 0.01 * width:
+            lo, hi = max(t - 0.75 * width, 10 * FOLD_XTOL), t + 0.25 * width
+        else:
+            lo, hi = t - 0.25 * width, t + 0.75 * width
     return t, None, search.J, search.evaluations, "the extremum kept leaving the search interval"
 
 
@@ -343,7 +345,7 @@ def follow_fold(
         _, zc, _, cev, _ = fold_on(check, zf, t, sign, J)
         err = abs(zf[-1] - zc[-1]) if zc is not None else math.nan
         states = make(t).states(zf)
-        points.append(LinePoint(s, float(zf[-1]), float(err), states, evals + cev, "converged"))
+        points.append(LinePoint(s, float(zf[-1]), float(err), states, evals + cev, status))
     return points
 
 

@@ -10,12 +10,14 @@ from pathlib import Path
 
 
 def seeds_option(sizes: Sequence[int]) -> Callable[[str], dict[int, int]]:
-    """Parser of "n1,n2,...": one seed count >= 1 per size."""
+    """Parser of "n1,n2,...": one seed count >= 0 per size (0 skips the size), not all 0."""
 
     def parse(text: str) -> dict[int, int]:
         counts = [int(v) for v in text.split(",")]
-        if len(counts) != len(sizes) or min(counts) < 1:
-            raise argparse.ArgumentTypeError(f"need {len(sizes)} counts >= 1, got {text!r}")
+        if len(counts) != len(sizes) or min(counts) < 0 or not any(counts):
+            raise argparse.ArgumentTypeError(
+                f"need {len(sizes)} counts >= 0, not all 0, got {text!r}"
+            )
         return dict(zip(sizes, counts, strict=True))
 
     return parse

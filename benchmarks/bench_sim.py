@@ -19,7 +19,7 @@ import torch
 from attnphase.sim import SimConfig, naive_risk, simulate
 from attnphase.sim.data import default_positions, generator, sample_tokens, targets
 from attnphase.sim.linear import linear_risk, train_linear
-from attnphase.sim.run import _initial_weights
+from attnphase.sim.run import initial_weights
 
 
 def straightforward(cfg: SimConfig, seed: int, steps: int, baseline_steps: int) -> dict:
@@ -29,7 +29,7 @@ def straightforward(cfg: SimConfig, seed: int, steps: int, baseline_steps: int) 
     teacher = torch.randn(1, cfg.d, 1, generator=generator(seed, "teacher", dev), dtype=dt)
     x = sample_tokens(cfg.n, cfg.L, cfg.d, cfg.sigma, generator(seed, "train", dev), dt, dev)[None]
     y = targets(x, teacher, cfg.omega, A)
-    Q = _initial_weights(cfg, teacher, [seed], dt, dev).requires_grad_(True)
+    Q = initial_weights(cfg, teacher, [seed], dt, dev).requires_grad_(True)
     opt = torch.optim.SGD([Q], lr=0.15)
     t = time.perf_counter()
     for _ in range(steps):

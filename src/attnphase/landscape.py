@@ -44,13 +44,13 @@ from .sim.risk import StructuredRisk
 from .sim.run import (
     DTYPES,
     SimConfig,
-    _initial_weights,
-    _overlaps,
-    _positions,
-    _scalar_or_list,
-    _test_errors,
     draw_training_set,
+    held_out_errors,
+    initial_weights,
     pick_device,
+    position_vectors,
+    scalar_or_list,
+    sim_overlaps,
     target_matrix,
 )
 from .sim.train import TrainReport, minimise
@@ -168,10 +168,10 @@ class SeedData:
     def draw(cls, cfg: SimConfig, seed: int) -> SeedData:
         """Draw for `cfg` (from `probe_config`) and one seed."""
         dtype, device = DTYPES[cfg.dtype], pick_device(cfg.device)
-        positions, directions = _positions(cfg, dtype, device)
+        positions, directions = position_vectors(cfg, dtype, device)
         teacher, x, y = draw_training_set(cfg, [seed], dtype, device)
         x += positions
-        g = _initial_weights(cfg, teacher, [seed], dtype, device)[0]  # N(0, 1): init_scale 1
+        g = initial_weights(cfg, teacher, [seed], dtype, device)[0]  # N(0, 1): init_scale 1
         return cls(
             cfg=cfg,
             seed=seed,
@@ -194,7 +194,7 @@ class SeedData:
     def test_error(self, Q: torch.Tensor) -> float:
         """eps_g of Q (1, d, r) on this seed's test set, as `simulate` measures it."""
         dtype, device = Q.dtype, Q.device
-        err, _ = _test_errors(
+        err, _ = held_out_errors(
             self.cfg, self.teacher, Q, None, [self.seed], self.positions, self.A, dtype, device
         )
         return float(err[0])
@@ -446,7 +446,7 @@ def _probe_seed(data: SeedData, starts, gtol, method, probes, bar) -> list[Lands
         Q = rep.Q
         with torch.no_grad():
             R = float(data.risk(Q)[0])
-        q, m, theta = _overlaps(Q, data.teacher, data.directions, cfg.sigma)
+        q, m, theta = sim_overlaps(Q, data.teacher, data.directions, cfg.sigma)
         curv = Curvature(data.risk, Q[0])
         hmin = curv.smallest_eigenvalue()
         rng = np.random.default_rng([seed, j])
@@ -456,9 +456,9 @@ def _probe_seed(data: SeedData, starts, gtol, method, probes, bar) -> list[Lands
                 alpha=cfg.alpha,
                 c=c,
                 seed=seed,
-                theta=_scalar_or_list(theta[0]),
-                m=_scalar_or_list(m[0]),
-                q=_scalar_or_list(q[0]),
+                theta=scalar_or_list(theta[0]),
+                m=scalar_or_list(m[0]),
+                q=scalar_or_list(q[0]),
                 train_loss=R / cfg.d,
                 test_error=data.test_error(Q),
                 grad_norm=rep.grad_rms[0],

@@ -19,11 +19,11 @@ from ..sim.risk import StructuredRisk
 from ..sim.run import (
     DTYPES,
     SimConfig,
-    _initial_weights,
-    _overlaps,
-    _positions,
-    _test_errors,
     draw_training_set,
+    held_out_errors,
+    initial_weights,
+    position_vectors,
+    sim_overlaps,
     target_matrix,
 )
 
@@ -60,7 +60,7 @@ class Problem:
     def overlaps(self, Q: torch.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(q, M, theta) of an estimate Q (d, r): sigma^2 Q^T Q/d, U^T Q/sqrt(d),
         sigma^2 Q*^T Q/d."""
-        q, m, theta = _overlaps(Q[None], self.teacher, self.directions, self.cfg.sigma)
+        q, m, theta = sim_overlaps(Q[None], self.teacher, self.directions, self.cfg.sigma)
         return q[0].cpu().numpy(), m[0].cpu().numpy(), theta[0].cpu().numpy()
 
     def teacher_overlap(self) -> np.ndarray:
@@ -72,7 +72,7 @@ class Problem:
         """eps_g on the simulation's fresh test set of this seed (eq. 4), as `simulate` measures
         it."""
         A = target_matrix(self.cfg, Q.dtype, Q.device)
-        err, _ = _test_errors(
+        err, _ = held_out_errors(
             self.cfg, self.teacher, Q[None], None, [self.seed], self.positions, A, Q.dtype, Q.device
         )
         return float(err[0])
@@ -93,7 +93,7 @@ def build_problem(
         params, d=d, alpha=alpha, init=init, n_test=n_test, device=str(device)
     )
     dtype = DTYPES[cfg.dtype]
-    positions, directions = _positions(cfg, dtype, device)
+    positions, directions = position_vectors(cfg, dtype, device)
     teacher, x, y = draw_training_set(cfg, [seed], dtype, device)
     x = x[0]
     x += positions  # in place: the tokens are needed only with their positions from here on
@@ -112,7 +112,7 @@ def build_problem(
         teacher=teacher,
         positions=positions,
         directions=directions,
-        Q0=_initial_weights(cfg, teacher, [seed], dtype, device)[0],
+        Q0=initial_weights(cfg, teacher, [seed], dtype, device)[0],
         risk=risk,
     )
 

@@ -246,7 +246,8 @@ _METRICS = (
 )
 
 
-def _initial_weights(cfg: SimConfig, teacher: torch.Tensor, seeds, dtype, device) -> torch.Tensor:
+def initial_weights(cfg: SimConfig, teacher: torch.Tensor, seeds, dtype, device) -> torch.Tensor:
+    """The start Q0 of every seed (cfg.init: semantic, positional, random or explicit)."""
     B = len(seeds)
     if not isinstance(cfg.init, str):
         Q0 = torch.as_tensor(np.asarray(cfg.init, dtype=float), dtype=dtype, device=device)
@@ -270,7 +271,7 @@ def _initial_weights(cfg: SimConfig, teacher: torch.Tensor, seeds, dtype, device
     return Q0
 
 
-def _positions(cfg: SimConfig, dtype, device) -> tuple[torch.Tensor, torch.Tensor]:
+def position_vectors(cfg: SimConfig, dtype, device) -> tuple[torch.Tensor, torch.Tensor]:
     """The positions (L x d) and the directions m is measured along: the columns of U
     (d x K) for encodings, p_1 for explicit positions (a d x 1 matrix)."""
     if cfg.positions is None:
@@ -282,7 +283,7 @@ def _positions(cfg: SimConfig, dtype, device) -> tuple[torch.Tensor, torch.Tenso
     return positions, positions[:1].T
 
 
-def _overlaps(Q: torch.Tensor, teacher: torch.Tensor, directions: torch.Tensor, sigma: float):
+def sim_overlaps(Q: torch.Tensor, teacher: torch.Tensor, directions: torch.Tensor, sigma: float):
     """q = sigma^2 Q^T Q/d, m = directions^T Q/sqrt(d), theta = sigma^2 Q*^T Q/d, batched."""
     d = Q.shape[1]
     q = sigma**2 * Q.transpose(1, 2) @ Q / d
@@ -291,7 +292,8 @@ def _overlaps(Q: torch.Tensor, teacher: torch.Tensor, directions: torch.Tensor, 
     return q, m, theta
 
 
-def _scalar_or_list(x: torch.Tensor):
+def scalar_or_list(x: torch.Tensor) -> float | list:
+    """A number for a one-element overlap (r = t = K = 1), nested lists otherwise."""
     return float(x.reshape(())) if x.numel() == 1 else x.tolist()
 
 
@@ -324,7 +326,7 @@ def draw_training_set(cfg: SimConfig, seeds, dtype, device):
     return teacher, x, targets(x, teacher, cfg.omega, target_matrix(cfg, dtype, device))
 
 
-def _test_errors(cfg, teacher, Q, Bmat, seeds, positions, A, dtype, device, chunk=4096):
+def held_out_errors(cfg, teacher, Q, Bmat, seeds, positions, A, dtype, device, chunk=4096):
     """eps_g of the attention model and (unless Bmat is None) of the baseline on fresh test
     data, in chunks; the baseline's errors are None without Bmat."""
     gens = [generator(s, "test", device) for s in seeds]
@@ -355,13 +357,13 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
     t0 = time.perf_counter()
     dtype, device = DTYPES[cfg.dtype], pick_device(cfg.device)
     A = target_matrix(cfg, dtype, device)
-    positions, directions = _positions(cfg, dtype, device)
+    positions, directions = position_vectors(cfg, dtype, device)
     teacher, x, y = draw_training_set(cfg, seeds, dtype, device)
     lam_lin = cfg.lam if cfg.lam_linear is None else cfg.lam_linear
     Bmat = fit_linear(x, y, lam_lin)
     risk = StructuredRisk.build(x + positions, y, cfg.lam)
     del y
-    Q0 = _initial_weights(cfg, teacher, seeds, dtype, device)
+    Q0 = initial_weights(cfg, teacher, seeds, dtype, device)
     base = dict(
         d=cfg.d,
         n=cfg.n,
@@ -389,10 +391,12 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
         return [SimResult(**base, seed=s, **failed) for s in seeds]
     with torch.no_grad():
         R = risk(rep.Q)
-    q, m, theta = _overlaps(rep.Q, teacher, directions, cfg.sigma)
+    q, m, theta = sim_overlaps(rep.Q, teacher, directions, cfg.sigma)
     if cfg.positions is not None:
         m = m[:, 0, :]  # explicit positions: m = p_1^T Q/sqrt(d), r numbers
-    err_att, err_lin = _test_errors(cfg, teacher, rep.Q, Bmat, seeds, positions, A, dtype, device)
+    err_att, err_lin = held_out_errors(
+        cfg, teacher, rep.Q, Bmat, seeds, positions, A, dtype, device
+    )
     secs = time.perf_counter() - t0
     out = [
         SimResult(
@@ -401,9 +405,9 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
             test_error=err_att[b],
             train_loss=float(R[b]) / cfg.d,
             train_loss_sum=float(R[b]),
-            q=_scalar_or_list(q[b]),
-            m=_scalar_or_list(m[b]),
-            theta=_scalar_or_list(theta[b]),
+            q=scalar_or_list(q[b]),
+            m=scalar_or_list(m[b]),
+            theta=scalar_or_list(theta[b]),
             linear_test_error=err_lin[b],
             grad_rms=rep.grad_rms[b],
             converged=rep.converged[b],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -48,8 +49,9 @@ def _usage(err: ValueError, options: dict[str, str] | None = None) -> UsageError
     return UsageError(f"{option}: {rest}" if head.endswith(":") else f"{option}: {text}")
 
 
-def parse_alphas(text: str) -> list[float]:
-    """A value, a comma-separated list, or start:stop:num (inclusive, num points)."""
+def parse_values(text: str, option: str, check: Callable[[float], float]) -> list[float]:
+    """A value, a comma-separated list, or start:stop:num (inclusive, num points), each passed
+    through `check` (a params validator raising ValueError); errors name `option`."""
     try:
         if ":" in text:
             start, stop, num = text.split(":")
@@ -62,14 +64,19 @@ def parse_alphas(text: str) -> list[float]:
             values = [float(v) for v in text.split(",")]
     except ValueError:
         raise UsageError(
-            f"--alpha must be a value, a comma-separated list or start:stop:num, got {text!r}"
+            f"{option} must be a value, a comma-separated list or start:stop:num, got {text!r}"
         ) from None
     for v in values:
         try:
-            check_positive("alpha", v)
+            check(v)
         except ValueError as err:
-            raise UsageError(f"--alpha: {err}") from None
+            raise UsageError(f"{option}: {err}") from None
     return values
+
+
+def parse_alphas(text: str) -> list[float]:
+    """Sample complexities: `parse_values` with alpha > 0."""
+    return parse_values(text, "--alpha", lambda v: check_positive("alpha", v))
 
 
 def parse_order(text: str, option: str = "--order") -> tuple[int, int]:

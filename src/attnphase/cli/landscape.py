@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from ..params import check_int, check_unit_interval
@@ -31,6 +30,7 @@ from .common import (
     check_outputs,
     figure_files,
     parse_alphas,
+    parse_values,
 )
 
 LANDSCAPE_COLUMNS = [
@@ -50,27 +50,8 @@ LANDSCAPE_COLUMNS = [
 
 
 def parse_starts(text: str) -> list[float]:
-    """Start overlaps: a value, a comma-separated list or start:stop:num (inclusive), in
-    [0, 1]."""
-    try:
-        if ":" in text:
-            start, stop, num = text.split(":")
-            if int(num) < 1:
-                raise ValueError
-            values = [float(f"{v:.12g}") for v in np.linspace(float(start), float(stop), int(num))]
-        else:
-            values = [float(v) for v in text.split(",")]
-    except ValueError:
-        raise UsageError(
-            "--start-overlap must be a value, a comma-separated list or start:stop:num, "
-            f"got {text!r}"
-        ) from None
-    for v in values:
-        try:
-            check_unit_interval("start_overlap", v)
-        except ValueError as err:
-            raise _usage(err) from None
-    return values
+    """Start overlaps c: `parse_values` with each value in [0, 1]."""
+    return parse_values(text, "--start-overlap", lambda v: check_unit_interval("start_overlap", v))
 
 
 @app.command()

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from ..params import check_int, check_unit_interval
@@ -28,6 +27,7 @@ from .common import (
     check_outputs,
     figure_files,
     parse_alphas,
+    parse_values,
 )
 
 TRUST_COLUMNS = [
@@ -49,25 +49,8 @@ TRUST_COLUMNS = [
 
 
 def parse_omegas(text: str) -> list[float]:
-    """A value, a comma-separated list or start:stop:num (inclusive), each in [0, 1]."""
-    try:
-        if ":" in text:
-            start, stop, num = text.split(":")
-            if int(num) < 1:
-                raise ValueError
-            values = [float(f"{v:.12g}") for v in np.linspace(float(start), float(stop), int(num))]
-        else:
-            values = [float(v) for v in text.split(",")]
-    except ValueError:
-        raise UsageError(
-            f"--omega must be a value, a comma-separated list or start:stop:num, got {text!r}"
-        ) from None
-    for v in values:
-        try:
-            check_unit_interval("omega", v)
-        except ValueError as err:
-            raise _usage(err) from None
-    return values
+    """Mixes omega: `parse_values` with each value in [0, 1]."""
+    return parse_values(text, "--omega", lambda v: check_unit_interval("omega", v))
 
 
 @app.command()

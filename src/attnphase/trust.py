@@ -71,8 +71,6 @@ CRITERIA = ("theory", "simulation", "gamp", "gamp_converged", "rs_stability", "j
 POINT_COLUMNS = ("alpha", "omega", "sigma", "lam", "d", "seeds")  # a point's keys a row repeats
 BRANCH_PREFIX = {"semantic": "sem", "positional": "pos"}
 THEORY_FIELDS = ("kind", "converged", "q", "m", "theta", "V", "Vhat", "train_loss", "test_error")
-STABILITY_FIELDS = ("rs_stability", "rs_stability_err", "jump_mass", "jump_mass_err")
-STABILITY_FIELDS += ("vhat_smooth", "vhat_smooth_err")
 
 
 def tolerance(target: float, sd: float, d: int, seeds: int) -> float:
@@ -118,6 +116,7 @@ def _missing(x) -> bool:
 
 def _theory(alpha: float, p: ModelParams, points: int, randomisations: int) -> dict:
     from .theory import solve, with_stability
+    from .theory.stability import STABILITY_KEYS
 
     out: dict = {}
     losses = {}
@@ -126,7 +125,7 @@ def _theory(alpha: float, p: ModelParams, points: int, randomisations: int) -> d
             warnings.simplefilter("ignore")
             res = solve(alpha, p, init=branch)
             res = with_stability(res, points=points, randomisations=randomisations)
-        for k in THEORY_FIELDS + STABILITY_FIELDS:
+        for k in THEORY_FIELDS + STABILITY_KEYS:
             out[f"{pre}_{k}"] = getattr(res, k)
         if res.converged:
             losses[branch] = res.train_loss
@@ -278,8 +277,8 @@ def trust_map(
         randomisations=randomisations,
         n_test=n_test,
     )
-    base = {"sigma": params_base.sigma, "lam": params_base.lam, "A": np.asarray(params_base.A)}
-    base["A"] = base["A"].tolist()
+    A = [list(row) for row in params_base.A]
+    base = {"sigma": params_base.sigma, "lam": params_base.lam, "A": A}
     grid = [(a, w) for w in omegas for a in alphas]
     from tqdm.auto import tqdm
 

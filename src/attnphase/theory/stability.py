@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..params import ModelParams
+from .general.engine import plain_value
 from .overlaps import MatrixOverlaps, sym_sqrt
 
 if TYPE_CHECKING:
@@ -175,12 +176,8 @@ def stability(
     ):
         v = np.asarray(values, dtype=float)
         err = v.std(0, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.full_like(v[0], np.nan)
-        out[name], out[f"{name}_err"] = _plain(v.mean(0)), _plain(err)
+        out[name], out[f"{name}_err"] = plain_value(v.mean(0)), plain_value(err)
     return Stability(**out)
-
-
-def _plain(x: np.ndarray) -> float | np.ndarray:
-    return float(x.ravel()[0]) if x.size == 1 else x
 
 
 STABILITY_KEYS = tuple(Stability.__dataclass_fields__)

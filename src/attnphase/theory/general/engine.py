@@ -350,15 +350,15 @@ class GeneralResult:
 
     def __getattr__(self, name: str):
         """q, m (= M), V, theta, qhat, mhat, Vhat, thetahat, test_error, train_loss: the mean
-        over scramblings (a float for r = t = K = 1, else an array); `<name>_err` likewise."""
+        over scramblings (a float for r = t = K = 1, else an array); `<name>_err` likewise;
+        rs_stability, jump_mass, vhat_smooth are NaN until `with_stability` measures them."""
         base = name[:-4] if name.endswith("_err") else name
         key = _ALIASES.get(base, base)
-        if key in _MEASURED_LATER and "values" in self.__dict__:
-            return _plain((self.errors if name.endswith("_err") else self.values).get(key, np.nan))
-        if key not in self.__dict__.get("values", {}):  # also while unpickling
+        values = self.__dict__.get("values")  # None while unpickling
+        if values is None or (key not in values and key not in _MEASURED_LATER):
             raise AttributeError(name)
         table = self.errors if name.endswith("_err") else self.values
-        return _plain(table[key]) if key in table else float("nan")
+        return plain_value(table[key]) if key in table else float("nan")
 
     def as_dict(self) -> dict:
         """Flat record for tables and JSON: today's keys (overlaps as scalars for r = t = K = 1,
@@ -426,7 +426,8 @@ _ALIASES = {"m": "M", "mhat": "Mhat"}
 _MEASURED_LATER = ("rs_stability", "jump_mass", "vhat_smooth")  # NaN until `with_stability`
 
 
-def _plain(x):
+def plain_value(x) -> float | np.ndarray:
+    """A float for a one-element array (r = t = K = 1), the array otherwise."""
     arr = np.asarray(x)
     return float(arr.ravel()[0]) if arr.size == 1 else arr
 

@@ -62,7 +62,11 @@ def test_fig3_and_finite_size_write_files_and_return_their_data(tmp_path):
     for suffix in (".png", ".pdf"):
         assert (tmp_path / f"fig3{suffix}").stat().st_size > 5_000
     sims = _sims().assign(d=lambda df: np.where(df["seed"] == 0, 100, 400))
-    summary = finite_size(sims, {"semantic": {"theta": 0.1, "m": 0.0}}, tmp_path / "fs.png")
+    theory = pd.DataFrame(
+        [dict(alpha=a, branch="semantic", kind="semantic", theta=0.1, m=0.0, converged=True)
+         for a in (0.5, 1.0, 2.0)]
+    )  # fmt: skip
+    summary = finite_size(sims, theory, tmp_path / "fs.png")
     row = summary[(summary["init"] == "semantic") & (summary["d"] == 100)].iloc[0]
     assert row[("theta_s2", "mean")] == pytest.approx(0.1 / 0.5**2)  # theta/sigma^2, as Fig. 2
     assert (tmp_path / "fs.pdf").stat().st_size > 5_000
@@ -157,7 +161,7 @@ def test_importing_and_drawing_leaves_the_backend_alone(tmp_path):
 
 
 def test_figure_command_rejects_unknown_names():
-    res = CliRunner().invoke(app, ["figure", "fig9"])
+    res = CliRunner().invoke(app, ["figure", "fig5"])
     assert res.exit_code == 2 and "NAME" in res.output
 
 

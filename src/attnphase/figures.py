@@ -1,28 +1,43 @@
 """The paper's figures, end to end: the data (theory, transitions, resumable simulation sweeps
-stored under the output directory) and the plots of `attnphase.plots`.
+stored under the output directory) and the plots of `attnphase.plots` and
+`attnphase.paper_plots`.
 
-`quick=True` sizes every figure to finish in a few minutes on a 2-core machine; the full sizes
-follow the paper more closely (d = 1000 for Fig. 2, a 10 x 10 phase diagram at d = 500).
+Every figure has a quick size (minutes on a 2-core machine) and a full, paper-sized one
+(`SIZES`). A rerun resumes: simulations come from sweep stores (`<name>.sqlite` in the output
+directory, only missing points computed) and theory tables from `<name>_theory.csv`, reused
+when its sidecar `.json` names the same parameters (delete both to recompute).
 """
 
 from __future__ import annotations
 
+import json
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .io import atomic_output, write_atomic
+from .paper_plots import omega_slices
 from .params import ModelParams
 from .plots import fig3, finite_size, simulation_overlay
 from .sweep import SweepSpec, run_sweep
 from .theory import branch_curves
 from .transitions import find_transitions
 
-FIGURES = ("fig2", "fig3", "finite-size")
+FIGURES = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9", "histogram")
+# `figure all`: every figure but the histogram task (11 min in its quick mode, `figure histogram`)
+ALL = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9")
 INITS = ["semantic", "positional"]
+ALTERNATIVE_A = ((0.3, 0.7), (0.8, 0.2))
+SLICE_OMEGAS = (0.1, 0.2, 0.3, 0.4)
 
 
 def _sims(out: Path, name: str, grid: dict, base: dict, workers: int) -> pd.DataFrame:
+    """The converged runs of the grid, from the resumable sweep store `<name>.sqlite` (only
+    missing points computed; other points the store holds are left out)."""
     backend = "process" if workers > 1 else "serial"
     df = run_sweep(
         SweepSpec("simulation", grid, base),
@@ -30,7 +45,10 @@ def _sims(out: Path, name: str, grid: dict, base: dict, workers: int) -> pd.Data
         backend=backend,
         workers=workers,
     )
-    return df[df["run_status"] == "ok"]
+    keep = df["run_status"] == "ok"
+    for key, values in grid.items():
+        keep &= df[key].isin(values)
+    return df[keep]
 
 
 # find_transitions' own alpha grid ([0.2, 2.5], 24 points, step 0.1) in both modes: a coarser
@@ -70,20 +88,100 @@ def transition_lines(omegas, p: ModelParams, quick: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def make_fig2(out: Path, quick: bool = True, workers: int = 2, p: ModelParams | None = None):
+def sizes(name: str, quick: bool) -> dict:
+    """The grid of a figure: alphas/omegas/ds (lists), d, seeds, theory order. Full sizes follow
+    the paper: Fig. 3 on the authors' 25 x 25 points at d = 1000, finite sizes d = 10 ... 2000."""
+    if name == "fig2":
+        if quick:
+            return dict(alphas=grid(0.4, 2.0, 7), d=200, seeds=3, order=(32, 12))
+        return dict(alphas=grid(0.4, 2.0, 16), d=1000, seeds=5, order=(64, 24))
+    if name == "fig3":
+        if quick:
+            return dict(alphas=grid(0.4, 2.4, 5), omegas=grid(0.1, 0.5, 3), d=100, seeds=2)
+        return dict(alphas=grid(0.1, 2.5, 25), omegas=grid(0.02, 0.5, 25), d=1000, seeds=2)
+    if name in ("finite-size", "fig7"):
+        alphas = [1.5] if name == "finite-size" else [0.5, 1.0, 1.5, 2.0]
+        ds = [50, 100, 200, 400] if quick else [10, 20, 50, 100, 200, 500, 1000, 2000]
+        return dict(alphas=alphas, ds=ds, seeds=4 if quick else 8, order=(32, 12))
+    if name in ("fig8", "fig9"):
+        if quick:
+            return dict(
+                alphas=grid(0.2, 2.4, 12), sim_alphas=grid(0.25, 2.0, 8), omegas=SLICE_OMEGAS,
+                d=200, seeds=2, order=(32, 12),
+            )  # fmt: skip
+        return dict(
+            alphas=grid(0.1, 2.5, 25), sim_alphas=grid(0.25, 2.5, 10), omegas=SLICE_OMEGAS,
+            d=1000, seeds=5, order=(64, 24),
+        )  # fmt: skip
+    raise ValueError(f"name must be one of {FIGURES}, got {name!r}")
+
+
+def _cached(path: Path, key: dict, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """The table at `path` if its sidecar JSON holds `key` (the parameters it was computed
+    for), else compute() written there (CSV and sidecar, atomically): a rerun skips theory
+    it already has."""
+    key = json.loads(json.dumps(key))
+    meta = path.with_suffix(".json")
+    if path.exists() and meta.exists() and json.loads(meta.read_text()) == key:
+        return pd.read_csv(path)
+    table = compute()
+    with atomic_output(path) as tmp:
+        table.to_csv(tmp, index=False)
+    write_atomic(meta, json.dumps(key))
+    return table
+
+
+def _model_key(p: ModelParams) -> dict:
+    return {"omega": p.omega, "sigma": p.sigma, "lam": p.lam, "A": p.A}
+
+
+def _theory(out: Path, name: str, alphas, omegas, p: ModelParams, order) -> pd.DataFrame:
+    """Both starts' learning curves (`branch_curves`) at each omega, cached in
+    `<name>_theory.csv`."""
+
+    def compute() -> pd.DataFrame:
+        rows = []
+        for omega in omegas:
+            pw = ModelParams(omega=float(f"{omega:.12g}"), sigma=p.sigma, lam=p.lam, A=p.A)
+            curves = branch_curves(alphas, pw, INITS, tuple(order), sys.stderr.isatty())
+            rows += [r.as_dict() for r in curves]
+        return pd.DataFrame(rows)
+
+    key = {**_model_key(p), "alphas": list(alphas), "omegas": list(omegas), "order": order}
+    return _cached(out / f"{name}_theory.csv", key, compute)
+
+
+def cached_lines(out: Path, omegas, p: ModelParams, quick: bool) -> pd.DataFrame:
+    """`transition_lines` at these omegas, cached in `fig3_transitions.csv` (shared by Fig. 2 and
+    Fig. 3)."""
+    key = {**_model_key(p), "omegas": list(omegas), "quick": quick}
+    return _cached(out / "fig3_transitions.csv", key, lambda: transition_lines(omegas, p, quick))
+
+
+def make_fig2(
+    out: Path,
+    quick: bool = True,
+    workers: int = 2,
+    p: ModelParams | None = None,
+    lines: pd.DataFrame | None = None,
+):
+    """Fig. 2: simulations on the theory's learning curves; alpha_c, alpha_l from `lines` (a
+    row at p.omega) or computed."""
     p = p or ModelParams()
-    alphas = grid(0.4, 2.0, 7 if quick else 16)
-    d, seeds = (200, 3) if quick else (1000, 5)
-    curves = branch_curves(alphas, p, INITS, (32, 12) if quick else (64, 24))
-    theory = pd.DataFrame([r.as_dict() for r in curves])
+    size = sizes("fig2", quick)
+    d, alphas = size["d"], size["alphas"]
+    theory = _theory(out, "fig2", alphas, [p.omega], p, size["order"])
     sims = _sims(
         out,
         f"fig2_d{d}",
-        {"alpha": alphas, "init": INITS, "seed": list(range(seeds))},
-        {"d": d, "omega": p.omega, "sigma": p.sigma, "lam": p.lam, "n_test": 4000},
+        {"alpha": alphas, "init": INITS, "seed": list(range(size["seeds"]))},
+        {"d": d, "omega": p.omega, "sigma": p.sigma, "lam": p.lam, "A": p.A, "n_test": 4000},
         workers,
     )
-    t = transition_lines([p.omega], p, quick).iloc[0]
+    at = None if lines is None else lines[np.isclose(lines["omega"], p.omega)]
+    if at is None or at.empty:
+        at = transition_lines([p.omega], p, quick)
+    t = at.iloc[0]
     return simulation_overlay(theory, sims, out / "fig2.png", t["alpha_c"], t["alpha_l"])
 
 
@@ -94,43 +192,158 @@ def make_fig3(
     p: ModelParams | None = None,
     lines: pd.DataFrame | None = None,
 ):
-    """Fig. 3 centre/right; `lines` (alpha_c, alpha_l per omega) are computed when not given."""
+    """Fig. 3 centre/right: phase maps from a simulation sweep over (alpha, omega) with both
+    starts; `lines` (alpha_c, alpha_l per omega) are computed (and cached) when not given."""
     p = p or ModelParams()
-    n = 5 if quick else 10
-    alphas = grid(0.4, 2.4, n)
-    omegas = grid(0.1, 0.5, 3 if quick else n)
-    d, seeds = (100, 2) if quick else (500, 3)
+    size = sizes("fig3", quick)
+    d = size["d"]
     sims = _sims(
         out,
         f"fig3_d{d}",
-        {"alpha": alphas, "omega": omegas, "init": INITS, "seed": list(range(seeds))},
-        {"d": d, "sigma": p.sigma, "lam": p.lam, "n_test": 2000},
+        {
+            "alpha": size["alphas"],
+            "omega": size["omegas"],
+            "init": INITS,
+            "seed": list(range(size["seeds"])),
+        },
+        {"d": d, "sigma": p.sigma, "lam": p.lam, "A": p.A, "n_test": 2000},
         workers,
     )
     if lines is None:
-        lines = transition_lines(omegas, p, quick)
-        lines.to_csv(out / "fig3_transitions.csv", index=False)
+        lines = cached_lines(out, size["omegas"], p, quick)
     return fig3(sims, lines, out / "fig3.png")
 
 
-def make_finite_size(
-    out: Path,
-    quick: bool = True,
-    workers: int = 2,
-    p: ModelParams | None = None,
-    alpha: float = 1.5,
-):
+def _finite_size(name: str, out: Path, quick: bool, workers: int, p: ModelParams | None):
     p = p or ModelParams()
-    ds = [100, 200, 400] if quick else [250, 500, 1000, 2000]
+    size = sizes(name, quick)
     sims = _sims(
         out,
         "finite_size",
-        {"d": ds, "init": INITS, "seed": list(range(4))},
-        {"alpha": alpha, "omega": p.omega, "sigma": p.sigma, "lam": p.lam, "n_test": 2000},
+        {
+            "d": size["ds"],
+            "alpha": size["alphas"],
+            "init": INITS,
+            "seed": list(range(size["seeds"])),
+        },
+        {"omega": p.omega, "sigma": p.sigma, "lam": p.lam, "A": p.A, "n_test": 2000},
         workers,
     )
-    theory = {r.branch: {"theta": r.theta, "m": r.m} for r in branch_curves([alpha], p, INITS)}
-    return finite_size(sims, theory, out / "finite_size.png")
+    theory = _theory(out, name.replace("-", "_"), size["alphas"], [p.omega], p, size["order"])
+    sims = sims[sims["alpha"].isin(size["alphas"]) & sims["d"].isin(size["ds"])]
+    return finite_size(sims, theory, out / f"{name.replace('-', '_')}.png")
 
 
-MAKERS = {"fig2": make_fig2, "fig3": make_fig3, "finite-size": make_finite_size}
+def make_finite_size(out: Path, quick: bool = True, workers: int = 2, p: ModelParams | None = None):
+    """Fig. 3 left: theta and m of both starts against d at alpha = 1.5 (its simulations are a
+    subset of Fig. 7's store)."""
+    return _finite_size("finite-size", out, quick, workers, p)
+
+
+def make_fig7(out: Path, quick: bool = True, workers: int = 2, p: ModelParams | None = None):
+    """Fig. 7: the finite-size study at alpha = 0.5, 1, 1.5, 2 (d = 10 ... 2000 in full)."""
+    return _finite_size("fig7", out, quick, workers, p)
+
+
+def _slices(name: str, out: Path, quick: bool, workers: int, p: ModelParams, title: str, note):
+    size = sizes(name, quick)
+    d = size["d"]
+    theory = _theory(out, name, size["alphas"], size["omegas"], p, size["order"])
+    sims = _sims(
+        out,
+        f"{name}_d{d}",
+        {
+            "alpha": size["sim_alphas"],
+            "omega": list(size["omegas"]),
+            "init": INITS,
+            "seed": list(range(size["seeds"])),
+        },
+        {"d": d, "sigma": p.sigma, "lam": p.lam, "A": p.A, "n_test": 2000},
+        workers,
+    )
+    return omega_slices(theory, sims, out / f"{name}.png", title, note)
+
+
+def make_fig8(out: Path, quick: bool = True, workers: int = 2, p: ModelParams | None = None):
+    """Fig. 8: learning curves of both starts at omega = 0.1, 0.2, 0.3, 0.4 (standard A)."""
+    return _slices("fig8", out, quick, workers, p or ModelParams(), "Fig. 8", None)
+
+
+def make_fig9(out: Path, quick: bool = True, workers: int = 2, p: ModelParams | None = None):
+    """Fig. 9: the slices of Fig. 8 for the alternative A = [[0.3, 0.7], [0.8, 0.2]], with the
+    measured explanation of the positional start (FIG9_NOTE)."""
+    p = p or ModelParams()
+    alt = ModelParams(omega=p.omega, sigma=p.sigma, lam=p.lam, A=ALTERNATIVE_A)
+    return _slices("fig9", out, quick, workers, alt, "Fig. 9, alternative A", FIG9_NOTE)
+
+
+# Measured for issue 12 (docs/figures.md, "Fig. 9"): theory at order (32, 12), L-BFGS runs of
+# `attnphase simulate --A 0.3,0.7,0.8,0.2 --omega 0.2 --init positional --seeds 3`.
+FIG9_NOTE = (
+    "Note (omega = 0.2, measured): the theory has no positional fixed point for this A: from "
+    "m = 0.05 ... 0.3 every solve ends at the trivial point (a tied positional score 2 m^2 only "
+    "raises the diagonal attention, this A is anti-diagonal). L-BFGS from the positional start "
+    "still stops at theta ~ 0, m ~ 0.06 at alpha = 0.5 (means 0.058-0.069 over 3 seeds at "
+    "d = 250 ... 4000, no decay with d; training loss 2e-5 above the semantic start's): minima "
+    "outside the replica-symmetric theory. From alpha ~ 1.5 most runs leave them for the "
+    "semantic minimum (gradient descent after 5000 steps: half-way, theta drifting > 0)."
+)
+
+
+def make_histogram(out: Path, quick: bool = True, workers: int = 2, p=None):
+    """The histogram task's figures (attention maps, training curves); resumes from per-epoch
+    checkpoints in `out/histogram-checkpoints`."""
+    from .histogram import run_histogram
+    from .histogram.figures import attention_figure, training_figure
+    from .histogram.run import config_from
+
+    result = run_histogram(
+        config_from(quick), out / "histogram-checkpoints", progress=sys.stderr.isatty()
+    )
+    attention_figure(result, out / "histogram_attention.png")
+    training_figure(result, out / "histogram_training.png")
+    return result
+
+
+def output_stems(name: str) -> list[str]:
+    """The file stems (PNG and PDF each) that figure `name` ("all" for ALL) writes."""
+    if name == "all":
+        return [stem for n in ALL for stem in output_stems(n)]
+    if name == "histogram":
+        return ["histogram_attention", "histogram_training"]
+    return [name.replace("-", "_")]
+
+
+def make_all(
+    out: Path,
+    quick: bool = True,
+    workers: int = 2,
+    report: Callable[[str, float], None] | None = None,
+) -> dict[str, float]:
+    """Every figure of ALL into `out`, the transition lines computed once for Fig. 2 and 3;
+    returns (and reports, as each finishes) the wall time of each in seconds."""
+    seconds = {}
+    lines = None
+    for name in ALL:
+        start = time.perf_counter()
+        if name in ("fig2", "fig3"):
+            if lines is None:
+                lines = cached_lines(out, sizes("fig3", quick)["omegas"], ModelParams(), quick)
+            MAKERS[name](out, quick=quick, workers=workers, lines=lines)
+        else:
+            MAKERS[name](out, quick=quick, workers=workers)
+        seconds[name] = time.perf_counter() - start
+        if report is not None:
+            report(name, seconds[name])
+    return seconds
+
+
+MAKERS = {
+    "fig2": make_fig2,
+    "fig3": make_fig3,
+    "finite-size": make_finite_size,
+    "fig7": make_fig7,
+    "fig8": make_fig8,
+    "fig9": make_fig9,
+    "histogram": make_histogram,
+}

@@ -284,31 +284,51 @@ def fig3(sims: pd.DataFrame, lines: pd.DataFrame, path: str | Path) -> dict[str,
     return maps
 
 
-def finite_size(sims: pd.DataFrame, theory: dict[str, dict], path: str | Path) -> pd.DataFrame:
-    """Fig. 3 left: theta/sigma^2 and m of both minima against d at fixed alpha (mean and std
-    over seeds), with the theory's values (theory[init] = {"theta": ..., "m": ...}) as lines."""
+def _start_label(branch: str, kind: str) -> str:
+    """'theory, semantic start', with where the start ended when that is another fixed point."""
+    return f"theory, {branch} start" + (f" (→ {kind})" if kind != branch else "")
+
+
+def finite_size(sims: pd.DataFrame, theory: pd.DataFrame, path: str | Path) -> pd.DataFrame:
+    """Fig. 3 left (one alpha) and Fig. 7 (one column per alpha): theta/sigma^2 and m of both
+    starts' minima against d (mean and std over seeds), with the theory's fixed point reached
+    from each start (`theory`: rows alpha, branch, kind, theta, m, converged) as lines.
+    Simulations show |theta|: from the positional start its sign is random (Q -> -Q)."""
     ok = sims[sims["converged"]].copy()
-    ok["theta_s2"] = ok["theta"] / ok["sigma"] ** 2
+    ok["theta_s2"] = ok["theta"].abs() / ok["sigma"] ** 2
     cols = ("theta_s2", "m")
-    summary = ok.groupby(["init", "d"])[list(cols)].agg(["mean", "std"]).reset_index()
-    fig, axes = new_figure(1, 2, (9.5, 4.2))
-    axes = axes[0]
-    _seed_errorbars(axes, summary, "d", cols, "simulation, ", fmt="o-", capsize=2)
+    summary = ok.groupby(["alpha", "init", "d"])[list(cols)].agg(["mean", "std"]).reset_index()
+    alphas = sorted(summary["alpha"].unique())
+    fig, axes = new_figure(2, len(alphas), (3.6 * len(alphas) + 1.5, 6.4), sharex=True)
     sigma2 = float(ok["sigma"].iloc[0]) ** 2
-    for init, values in theory.items():
-        for ax, value in zip(axes, (values["theta"] / sigma2, values["m"]), strict=True):
-            ax.axhline(value, color=color(init), linestyle="--", lw=1, label=f"theory, {init}")
     ds = sorted(summary["d"].unique())
-    for ax, col in zip(axes, (r"$\theta/\sigma^2$", r"$m$"), strict=True):
-        ax.set_xscale("log")
-        ax.set_xticks(ds, [f"{d:g}" for d in ds])
-        ax.minorticks_off()
-        ax.set_xlabel("d")
-        ax.set_ylabel(col)
-    _legend_below(fig, axes)
+    for j, alpha in enumerate(alphas):
+        column = axes[:, j]
+        sub = summary[summary["alpha"] == alpha]
+        _seed_errorbars(column, sub, "d", cols, "simulation, ", fmt="o-", capsize=2)
+        at = theory[np.isclose(theory["alpha"], alpha) & theory["converged"]]
+        for _, row in at.iterrows():
+            style = LINES.get(row["kind"], {"color": color(row["branch"])})
+            values = (float(row["theta"]) / sigma2, float(row["m"]))
+            for ax, value in zip(column, values, strict=True):
+                ax.axhline(
+                    value,
+                    **{**style, "linestyle": "--"},
+                    lw=1,
+                    label=_start_label(row["branch"], row["kind"]),
+                )
+        column[0].set_title(f"{_SYMBOLS['alpha']} = {alpha:g}", fontsize=10)
+        for ax, ylabel in zip(column, (r"$|\theta|/\sigma^2$", r"$m$"), strict=True):
+            ax.set_xscale("log")
+            ax.set_xticks(ds, [f"{d:g}" for d in ds])
+            ax.minorticks_off()
+            ax.set_ylabel(ylabel)
+        column[1].set_xlabel("d")
+    _legend_below(fig, axes.ravel())
+    optimizer = f", {sims['optimizer'].iloc[0]}" if "optimizer" in sims else ""
     fig.suptitle(
-        f"Simulations: {parameters_text(sims, ('alpha', 'omega', 'sigma', 'lam'))}; "
-        f"{sims['seed'].nunique()} seeds (mean ± std)",
+        f"Finite-size scaling: {parameters_text(sims, ('omega', 'sigma', 'lam'))}; "
+        f"{sims['seed'].nunique()} seeds (mean ± std){optimizer}",
         fontsize=10,
     )
     save(fig, path)

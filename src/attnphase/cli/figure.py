@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -17,32 +18,48 @@ from .theory import THEORY_COLUMNS
 
 @app.command()
 def figure(
-    name: Annotated[str, typer.Argument(help="fig2 | fig3 | finite-size")],
+    name: Annotated[
+        str, typer.Argument(help="fig2 | fig3 | finite-size | fig7 | fig8 | fig9 | histogram | all")
+    ],
     out: Annotated[Path, typer.Option(help="output directory (PNG, PDF, sweep stores)")] = Path(
         "results"
     ),
     full: Annotated[bool, typer.Option(help="paper-sized runs instead of quick ones")] = False,
     workers: Annotated[int, typer.Option(help="local processes for the simulations")] = 2,
 ) -> None:
-    """Draw one of the paper's figures (its simulations resume from the stores in --out)."""
-    from ..figures import FIGURES, MAKERS
+    """Draw one of the paper's figures, or `all` of them but the histogram task's (simulations
+    resume from the sweep stores in --out, theory from its cached tables)."""
+    from ..figures import FIGURES, MAKERS, make_all, output_stems
 
     try:
-        if name not in FIGURES:
-            raise UsageError(f"NAME must be one of {FIGURES}, got {name!r}")
+        if name not in (*FIGURES, "all"):
+            raise UsageError(f"NAME must be one of {(*FIGURES, 'all')}, got {name!r}")
         if workers < 1:
             raise UsageError(f"--workers must be >= 1, got {workers}")
-        stem = out / name.replace("-", "_")
-        check_outputs({"--out": figure_files(stem.with_suffix(".png"), "--out")}, {"--out": [out]})
+        files = [
+            path
+            for stem in output_stems(name)
+            for path in figure_files(out / f"{stem}.png", "--out")
+        ]
+        check_outputs({"--out": files}, {"--out": [out]})
     except UsageError as err:
         _fail(err)
+    from ..histogram import CheckpointError
     from ..sweep import SweepError
 
+    def done(fig: str, seconds: float) -> None:
+        stems = ", ".join(f"{stem}.png" for stem in output_stems(fig))
+        typer.echo(f"wrote {out}/{stems} and .pdf ({seconds:.0f} s)")
+
     try:
-        MAKERS[name](out, quick=not full, workers=workers)
-    except SweepError as err:  # e.g. a store in --out from an older attnphase
+        if name == "all":
+            make_all(out, quick=not full, workers=workers, report=done)
+        else:
+            start = time.perf_counter()
+            MAKERS[name](out, quick=not full, workers=workers)
+            done(name, time.perf_counter() - start)
+    except (SweepError, CheckpointError) as err:  # e.g. a store in --out from an older attnphase
         _fail(err)
-    typer.echo(f"wrote {out / name.replace('-', '_')}.png and .pdf")
 
 
 TABLE_COLUMNS = {

@@ -292,7 +292,8 @@ def canonical_point(kind: str, params: dict) -> dict:
     return point
 
 
-def _hash(kind: str, point: dict) -> str:
+def point_hash(kind: str, point: dict) -> str:
+    """sha256 of the canonical JSON of (kind, point): the run id of a stored point."""
     text = json.dumps(
         {"kind": kind, "params": point}, sort_keys=True, separators=(",", ":"), allow_nan=False
     )
@@ -301,7 +302,7 @@ def _hash(kind: str, point: dict) -> str:
 
 def run_id(kind: str, params: dict) -> str:
     """sha256 of the canonical JSON of (kind, canonical point): defaults filled in, 1 == 1.0."""
-    return _hash(kind, canonical_point(kind, params))
+    return point_hash(kind, canonical_point(kind, params))
 
 
 @dataclass(frozen=True)
@@ -331,7 +332,7 @@ class SweepSpec:
             point = canonical_point(
                 self.kind, {**self.base, **dict(zip(names, combo, strict=True))}
             )
-            runs.setdefault(_hash(self.kind, point), point)
+            runs.setdefault(point_hash(self.kind, point), point)
         object.__setattr__(self, "_runs", tuple(runs.items()))
 
     def points(self) -> list[dict]:

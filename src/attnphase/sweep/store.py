@@ -280,11 +280,27 @@ class ResultStore:
             )
             db.execute("DELETE FROM claims WHERE owner = ?", (owner.token,))
 
-    def _query(self, sql: str) -> list[tuple]:
+    def result(self, rid: str) -> tuple[str, dict | None, str | None] | None:
+        """(status, result, error) of a stored point, None if it is not stored."""
+        rows = self._query_args(
+            "SELECT status, result, error FROM results WHERE run_id = ?", (rid,)
+        )
+        if not rows:
+            return None
+        status, result, error = rows[0]
         try:
-            return self._db.execute(sql).fetchall()
+            return status, None if result is None else json.loads(result), error
+        except json.JSONDecodeError as err:
+            raise StoreError(f"{self.path}: unreadable result of {rid} ({err})") from None
+
+    def _query_args(self, sql: str, args: tuple) -> list[tuple]:
+        try:
+            return self._db.execute(sql, args).fetchall()
         except sqlite3.DatabaseError as err:
             raise StoreError(f"{self.path} is not a sound attnphase sweep store: {err}") from None
+
+    def _query(self, sql: str) -> list[tuple]:
+        return self._query_args(sql, ())
 
     def frame(self) -> pd.DataFrame:
         """Tidy table, one row per point: run_id, run_kind, run_status ("ok" or "error"),

@@ -8,13 +8,15 @@ A branch's state is the free components of its overlaps (q, m, V, theta) (the pi
   spinodal:  the extremum over t of alpha(t), where z = (x_branch without t, alpha) solves
              G_b = 0 with the order parameter (theta or m) held at t  (a fold: dG/dx singular)
 R = -Phi is the training loss (eq. 14), eps_g the test error (eq. 10).
+
+The systems only use a branch map's `free`, `full`, `order_slot`, `evaluate` and
+`evaluations`, so any engine's branch map fits them; `BranchMap` is the exact L=2 one.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..baseline import linear_test_error
 from ..params import ModelParams
 from ..theory.iterate import InadmissibleStep
 from ..theory.l2 import equations as eq
@@ -36,6 +38,8 @@ class BranchMap:
         pinned = pinned_overlaps(branch, p)
         keep = np.array([True, not pinned[0], True, not pinned[1]])
         self.free = np.flatnonzero(keep)
+        order_index = 3 if branch == "semantic" else 1  # theta or m in (q, m, V, theta)
+        self.order_slot = int(np.flatnonzero(self.free == order_index)[0])
         self.evaluations = 0  # SE map evaluations (cache hits not counted)
         self._cache: dict[bytes, tuple[np.ndarray, float, float]] = {}
 
@@ -79,9 +83,8 @@ class CrossingSystem:
 
     kind = "alpha_c"
 
-    def __init__(self, p: ModelParams, order):
-        self.sem = BranchMap("semantic", p, order)
-        self.pos = BranchMap("positional", p, order)
+    def __init__(self, semantic, positional):
+        self.sem, self.pos = semantic, positional
         self.ns = self.sem.free.size
 
     @property
@@ -109,9 +112,8 @@ class LinearSystem:
 
     kind = "alpha_l"
 
-    def __init__(self, p: ModelParams, order, branch: str):
-        self.map = BranchMap(branch, p, order)
-        self.eps_lin = linear_test_error(p)
+    def __init__(self, branch_map, eps_lin: float):
+        self.map, self.eps_lin = branch_map, eps_lin
 
     @property
     def evaluations(self) -> int:
@@ -132,15 +134,15 @@ class BranchAtOrder:
     """The branch's fixed point with its order parameter held at a given value t (theta on the
     semantic branch, m on the positional one) and alpha solved for instead: near a fold the
     branch is a smooth function alpha(t), and the fold (spinodal) is the extremum of alpha(t),
-    where dG/dx is singular."""
+    where dG/dx is singular. The order parameter's own residual is divided by t, so that the
+    system stays well posed as t -> 0 (a branch that ends by bifurcating from the trivial
+    fixed point)."""
 
     kind = "spinodal"
 
-    def __init__(self, p: ModelParams, order, branch: str, t: float):
-        self.map = BranchMap(branch, p, order)
-        self.index = 3 if branch == "semantic" else 1  # theta or m in (q, m, V, theta)
-        self.slot = int(np.flatnonzero(self.map.free == self.index)[0])
-        self.t = t
+    def __init__(self, branch_map, t: float):
+        self.map, self.t = branch_map, t
+        self.slot = branch_map.order_slot
 
     @property
     def evaluations(self) -> int:
@@ -150,7 +152,9 @@ class BranchAtOrder:
         return np.insert(z[:-1], self.slot, self.t)
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
-        return self.map.evaluate(self._x(z), z[-1])[0]
+        g = self.map.evaluate(self._x(z), z[-1])[0].copy()
+        g[self.slot] /= abs(self.t)
+        return g
 
     def pack(self, x: np.ndarray, alpha: float) -> np.ndarray:
         return np.append(np.delete(x[self.map.free], self.slot), alpha)

@@ -299,7 +299,8 @@ def finite_size(sims: pd.DataFrame, theory: pd.DataFrame, path: str | Path) -> p
     cols = ("theta_s2", "m")
     summary = ok.groupby(["alpha", "init", "d"])[list(cols)].agg(["mean", "std"]).reset_index()
     alphas = sorted(summary["alpha"].unique())
-    fig, axes = new_figure(2, len(alphas), (3.6 * len(alphas) + 1.5, 6.4), sharex=True)
+    width = max(9.5, 3.6 * len(alphas) + 1.5)  # one column: room for the title and legend
+    fig, axes = new_figure(2, len(alphas), (width, 6.4), sharex=True)
     sigma2 = float(ok["sigma"].iloc[0]) ** 2
     ds = sorted(summary["d"].unique())
     for j, alpha in enumerate(alphas):

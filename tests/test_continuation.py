@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from attnphase.transitions.continuation import follow
+from attnphase.transitions.continuation import follow, solve_root
 from attnphase.transitions.newton import OffDomain, newton_broyden
 
 
@@ -18,7 +18,7 @@ class Synthetic:
     sqrt(1 + s^2 + shift), x = sin(s) alpha; `order` (0 or 1) sets shift = 1e-6 order, so the
     reported error is the known root difference. OffDomain beyond s = s_end."""
 
-    def __init__(self, s: float, order, s_end: float = math.inf):
+    def __init__(self, s: float, order=(0,), s_end: float = math.inf):
         self.s, self.shift, self.s_end = s, 1e-6 * order[0], s_end
         self.evaluations = 0
 
@@ -37,6 +37,11 @@ def exact(s: float, shift: float = 0.0) -> float:
     return math.sqrt(1 + s * s + shift)
 
 
+def check(s, z, J):
+    """The root at the second 'order' (shift 1e-6), re-solved from the converged point."""
+    return solve_root(Synthetic(s, (1,)), z, J)
+
+
 def test_newton_broyden_solves_a_nonlinear_system_to_tolerance():
     rep = newton_broyden(Synthetic(0.7, (0,)), np.array([0.0, 2.0]))
     assert rep.converged
@@ -47,7 +52,7 @@ def test_newton_broyden_solves_a_nonlinear_system_to_tolerance():
 def test_follow_tracks_a_closed_form_line_to_1e8_with_the_order_difference_as_error():
     s_values = np.linspace(0.0, 2.0, 9)
     z0 = np.array([0.0, 1.05])  # approximate root at s = 0
-    pts = follow(Synthetic, z0, s_values, alpha_window=(0.5, 5.0), order=(0,), check_order=(1,))
+    pts = follow(Synthetic, z0, s_values, alpha_window=(0.5, 5.0), check=check)
     for pt in pts:
         assert pt.status == "converged"
         assert abs(pt.alpha - exact(pt.s)) < 1e-8
@@ -64,8 +69,7 @@ def test_line_ends_with_a_reason_when_alpha_leaves_the_window():
         np.array([0.0, 1.0]),
         [0.0, 0.5, 1.0, 1.5],
         alpha_window=(0.5, 1.3),
-        order=(0,),
-        check_order=(1,),
+        check=check,
     )
     assert [p.status == "converged" for p in pts] == [True, True, False, False]
     assert "left the window" in pts[2].status and pts[3].status == pts[2].status
@@ -73,16 +77,15 @@ def test_line_ends_with_a_reason_when_alpha_leaves_the_window():
 
 
 def test_line_ends_with_a_reason_where_the_system_stops_existing():
-    def make(s, order):
-        return Synthetic(s, order, s_end=0.55)
+    def make(s):
+        return Synthetic(s, s_end=0.55)
 
     pts = follow(
         make,
         np.array([0.0, 1.0]),
         [0.0, 0.25, 0.5, 0.75, 1.0],
         alpha_window=(0.5, 5.0),
-        order=(0,),
-        check_order=(1,),
+        check=check,
     )
     assert [p.status for p in pts[:3]] == ["converged"] * 3
     assert pts[3].status.startswith("line ended before")
@@ -96,7 +99,7 @@ def test_l2_lines_reproduce_the_scan_values():
     0.8924 +- 0.0001. Continued from 0.3 down to 0.1; agreement within the two errors + 1e-4
     (the scan's errors are rounded to 1e-4 in the table)."""
     from attnphase import ModelParams
-    from attnphase.transitions.continuation import transition_lines
+    from attnphase.transitions.l2_lines import transition_lines
 
     lines = transition_lines(ModelParams(), [0.3, 0.2, 0.1])
     ref = {
@@ -112,3 +115,68 @@ def test_l2_lines_reproduce_the_scan_values():
     fold = lines["spinodal_semantic"][0]
     assert fold.status.startswith("converged")
     assert abs(fold.alpha - 0.720) < 0.005  # the scan's bisection: 0.720
+
+
+class SyntheticFold:
+    """alpha(t; s) = a(s) + (t - t*(s))^2 + c (t - t*(s))^3 as the root of F(z) = [z - alpha(t)]:
+    a fold (minimum over t) at t ~ t*(s) = 0.1 + 0.05 s, alpha ~ a(s) = 0.7 + 0.2 s^2; with
+    t* = 0 the branch ends where it bifurcates (alpha(t) = a + t^2 decreases to t -> 0)."""
+
+    def __init__(self, s: float, t: float, c: float = 0.1, t_star=None):
+        self.s, self.t, self.c = s, t, c
+        self.t_star = 0.1 + 0.05 * s if t_star is None else t_star
+        self.evaluations = 0
+
+    def alpha(self, t: float) -> float:
+        u = t - self.t_star
+        return 0.7 + 0.2 * self.s**2 + u * u + self.c * u**3
+
+    def __call__(self, z):
+        self.evaluations += 1
+        return np.array([z[0] - self.alpha(self.t)])
+
+    def states(self, z):
+        return {"x": np.array([self.t])}
+
+
+def test_fold_follower_finds_the_minimum_of_alpha_t_along_s():
+    from scipy.optimize import minimize_scalar
+
+    from attnphase.transitions.continuation import FoldFollower
+
+    follower = FoldFollower(
+        lambda s, t: SyntheticFold(s, t), 1.0, 0.13, np.array([1.0]), alpha_window=(0.1, 5.0)
+    )
+    for s in np.linspace(0.0, 1.0, 5):
+        pt = follower.step(float(s))
+        truth = minimize_scalar(lambda t: SyntheticFold(s, t).alpha(t), bracket=(0.05, 0.3))
+        assert pt.status == "converged"
+        # three samples a factor sqrt(2) apart and the vertex of their parabola: the cubic
+        # term moves the vertex by ~c h^2 ~ 1e-4 in t, i.e. ~1e-8 in alpha
+        assert abs(pt.alpha - truth.fun) < 1e-7
+        assert abs(pt.t - truth.x) < 0.01
+
+
+def test_fold_on_reports_a_bifurcation_when_alpha_decreases_to_t_zero():
+    from attnphase.transitions.continuation import BIFURCATION_T, fold_on
+
+    fold = fold_on(lambda t: SyntheticFold(0.0, t, c=0.0, t_star=0.0), np.array([1.0]), 0.05, 1.0)
+    assert fold.status == "converged (bifurcation, t -> 0)"
+    assert fold.t == BIFURCATION_T
+    assert abs(fold.z[-1] - 0.7) <= BIFURCATION_T**2 * 1.0001  # alpha(0) + t^2
+
+
+def test_a_positional_fold_is_a_maximum_and_ends_outside_the_window():
+    from attnphase.transitions.continuation import FoldFollower
+
+    class Upside(SyntheticFold):
+        def alpha(self, t):
+            return 3.0 - super().alpha(t)
+
+    follower = FoldFollower(
+        lambda s, t: Upside(s, t), -1.0, 0.1, np.array([2.0]), alpha_window=(2.2, 5.0)
+    )
+    pts = [follower.step(s) for s in (0.0, 0.5, 1.0, 1.5)]
+    assert [p.ok for p in pts] == [True, True, False, False]  # 2.3 - 0.2 s^2 < 2.2 at s ~ 0.7
+    assert abs(pts[1].alpha - (2.3 - 0.2 * 0.25)) < 1e-7
+    assert "left the window" in pts[2].status and pts[3].status == pts[2].status

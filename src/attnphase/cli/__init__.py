@@ -2,7 +2,17 @@
 parses its options, calls the library and prints; bad input exits with code 2 and one line
 naming the option, before anything is computed or written."""
 
-from . import figure, gamp, histogram, landscape, simulate, sweep, theory, trust  # noqa: F401  (register commands)
+from . import (  # noqa: F401  (register commands)
+    figure,
+    gamp,
+    histogram,
+    landscape,
+    simulate,
+    sweep,
+    theory,
+    transition,
+    trust,
+)
 from .app import app
 from .common import UsageError, parse_alphas
 

@@ -29,7 +29,7 @@ def figure(
 ) -> None:
     """Draw one of the paper's figures, or `all` of them but the histogram task's (simulations
     resume from the sweep stores in --out, theory from its cached tables)."""
-    from ..figures import FIGURES, MAKERS, make_all, output_stems
+    from ..figures import FIGURES, HISTOGRAM_CHECKPOINTS, MAKERS, make_all, output_stems
 
     try:
         if name not in (*FIGURES, "all"):
@@ -41,7 +41,8 @@ def figure(
             for stem in output_stems(name)
             for path in figure_files(out / f"{stem}.png", "--out")
         ]
-        check_outputs({"--out": files}, {"--out": [out]})
+        dirs = [out]
+        check_outputs({"--out": files}, {"--out": dirs})
     except UsageError as err:
         _fail(err)
     from ..histogram import CheckpointError

@@ -1,4 +1,4 @@
-"""`attnphase theory` and `attnphase transition`: state-evolution fixed points and transitions."""
+"""`attnphase theory`: state-evolution fixed points (THEORY.md §3-§4, §7)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from ..tables import FORMATS, render, to_frame
@@ -19,7 +18,6 @@ from ..theory import (
     pick_engine,
     theory_curves,
 )
-from ..transitions import CHECK_ORDER, TRANSITION_POINTS
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -145,59 +143,3 @@ def theory(
             learning_curves(to_frame(records), plot)
         except (OSError, ValueError) as err:
             _plot_failed(err)
-
-
-@app.command()
-def transition(
-    omega: OmegaOpt = 0.3,
-    sigma: SigmaOpt = 0.5,
-    lam: LamOpt = 0.01,
-    A: AOpt = STANDARD_A_TEXT,
-    rank: RankOpt = 1,
-    teacher_rank: TeacherRankOpt = 1,
-    encoding: EncodingOpt = None,
-    engine: EngineOpt = "auto",
-    alpha_min: Annotated[float, typer.Option(help="lower end of the alpha range")] = 0.2,
-    alpha_max: Annotated[float, typer.Option(help="upper end of the alpha range")] = 2.5,
-    num: Annotated[int, typer.Option(help="alpha grid points for the branch scans")] = 24,
-    order: Annotated[str, typer.Option(help="Gauss-Hermite orders n_xi,n_y")] = ",".join(
-        map(str, DEFAULT_ORDER)
-    ),
-    check_order: Annotated[
-        str, typer.Option(help="second order, for the error estimate")
-    ] = ",".join(map(str, CHECK_ORDER)),
-    points: PointsOpt = TRANSITION_POINTS,
-    randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,
-    format: FormatOpt = "table",
-) -> None:
-    """alpha_c (positional -> semantic global minimum), alpha_l (attention beats the linear
-    baseline) with error estimates, and the spinodals (THEORY.md §5), with either engine."""
-    from ..transitions import find_transitions
-
-    try:
-        p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
-        _engine_for(engine, p, points, randomisations)
-        orders = parse_order(order), parse_order(check_order, "--check-order")
-        if format not in FORMATS:
-            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
-        if not 0 < alpha_min < alpha_max or not np.isfinite(alpha_max):
-            raise UsageError(
-                f"--alpha-min/--alpha-max: need 0 < min < max, got {alpha_min}, {alpha_max}"
-            )
-        if num < 3:
-            raise UsageError(f"--num must be >= 3, got {num}")
-    except UsageError as err:
-        _fail(err)
-    res = find_transitions(
-        p,
-        alpha_min=alpha_min,
-        alpha_max=alpha_max,
-        num=num,
-        engine=engine,
-        order=orders[0],
-        check_order=orders[1],
-        points=points,
-        randomisations=randomisations,
-        progress=sys.stderr.isatty(),
-    )
-    typer.echo(render([res.as_dict()], format))

@@ -2,9 +2,9 @@
 and both spinodals followed along a path of model parameters (omega, sigma, lambda, or a
 straight path between two targets A).
 
-One point is found by a scan at the first parameter value (`l2_transitions`' root finding at
-SCAN_ORDER on SCAN_NUM alphas: brackets only) and refined on the defining systems of `systems`
-at the working order; `continuation` follows the lines from there. The error of a reported
+Each line starts from one scan (`first_point`: both branches on SCAN_NUM alphas at SCAN_ORDER,
+roots by linear interpolation of their first sign change), refined on the defining systems of
+`systems` at the working order; `continuation` follows the lines from there. The error of a reported
 root is |root(order) - root(check_order)|, the system re-solved at the second order from the
 converged point only (not a second scan).
 """
@@ -23,9 +23,10 @@ from ..params import ModelParams
 from ..theory import DEFAULT_ORDER, NonConvergenceWarning
 from .continuation import FoldFollower, LineFollower, LinePoint, fold_on, solve_root
 from .l2 import CHECK_ORDER
+from .roots import bracket_sign_changes
 from .systems import BranchAtOrder, BranchMap, CrossingSystem, LinearSystem
 
-SCAN_ORDER = (24, 8)  # the first point's scan: brackets only, the roots are refined after
+SCAN_ORDER = (16, 8)  # the start scan (or the working order if coarser): brackets only
 SCAN_NUM = 16
 LINES = ("alpha_c", "alpha_l", "spinodal_semantic", "spinodal_positional")
 PATHS = ("omega", "sigma", "lam", "A")
@@ -58,33 +59,54 @@ class FirstPoint:
     states: dict  # (branch, alpha) -> overlaps (q, m, V, theta) on that branch
 
 
-def first_point(p: ModelParams, alpha_min: float, alpha_max: float) -> FirstPoint:
-    """Brackets of every root on a SCAN_NUM-point alpha grid at SCAN_ORDER (`l2_transitions`'
-    root finding), and the branch states at the grid points on each branch."""
+def first_point(p: ModelParams, alpha_min: float, alpha_max: float, order=SCAN_ORDER) -> FirstPoint:
+    """Both branches on a SCAN_NUM-point alpha grid at `order`: each root is the linear
+    interpolation of its first sign change on the grid (alpha_c: training losses; alpha_l:
+    the semantic branch's eps_g - eps_lin), each spinodal the grid alpha where its branch is
+    last seen before it ends inside the grid (NaN where it does not); Newton refines them at
+    the working order."""
     from ..theory import learning_curve
-    from .l2 import _on, _roots, _spinodal
+    from .l2 import _on
 
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, SCAN_NUM)]
-    sem = learning_curve(alphas, p, branch="semantic", order=SCAN_ORDER)
-    pos = learning_curve(alphas, p, branch="positional", order=SCAN_ORDER)
-    ac, al, _, _ = _roots(alphas, p, sem, pos, SCAN_ORDER)
-    ss = _spinodal(alphas, sem, "semantic", p, SCAN_ORDER, lower=True)
-    sp = _spinodal(alphas, pos, "positional", p, SCAN_ORDER, lower=False)
+    sem = learning_curve(alphas, p, branch="semantic", order=order)
+    pos = learning_curve(alphas, p, branch="positional", order=order)
+    on_s = [_on(r, "semantic") for r in sem]
+    on_p = [_on(r, "positional") for r in pos]
+    nan = math.nan
+    gap, lin = [], []
+    for s, q, s_ok, p_ok in zip(sem, pos, on_s, on_p, strict=True):
+        gap.append(s.train_loss - q.train_loss if s_ok and p_ok else nan)
+        lin.append(s.test_error - s.linear_test_error if s_ok else nan)
+    first = on_s.index(True) if any(on_s) else 0
+    last = len(on_p) - 1 - on_p[::-1].index(True) if any(on_p) else len(on_p) - 1
     states = {
         (b, r.alpha): np.array([r.q, r.m, r.V, r.theta])
-        for b, curve in (("semantic", sem), ("positional", pos))
-        for r in curve
-        if _on(r, b)
+        for b, curve, on in (("semantic", sem, on_s), ("positional", pos, on_p))
+        for r, ok in zip(curve, on, strict=True)
+        if ok
     }
-    return FirstPoint(ac, al, ss, sp, states)
+    return FirstPoint(
+        _interpolated_root(alphas, gap),
+        _interpolated_root(alphas, lin),
+        alphas[first] if first > 0 else nan,
+        alphas[last] if last < len(alphas) - 1 else nan,
+        states,
+    )
 
 
-def _state_near(
-    p, branch, alpha, fp: FirstPoint, order, inward: float = 0.0
-) -> tuple[np.ndarray, float] | None:
-    """The branch's fixed point at alpha (or, when it does not exist there at the working
-    order, up to 4 steps of `inward` towards the branch's interior) and the alpha it is at,
-    warm from the nearest scanned state."""
+def _interpolated_root(alphas: list[float], values: list[float]) -> float:
+    """The linear interpolation of the first sign change of values on the grid (NaN: none)."""
+    brackets = bracket_sign_changes(alphas, values)
+    if not brackets:
+        return math.nan
+    i, j = brackets[0]
+    return alphas[i] - values[i] * (alphas[j] - alphas[i]) / (values[j] - values[i])
+
+
+def _state_near(p, branch, alpha, fp: FirstPoint, order) -> np.ndarray | None:
+    """The branch's fixed point at alpha at the scan's `order`, warm from the nearest scanned
+    state (None where it is not on the branch)."""
     from ..theory import solve
     from .l2 import _on
 
@@ -92,14 +114,10 @@ def _state_near(
     if not keys or not math.isfinite(alpha):
         return None
     x = fp.states[min(keys, key=lambda k: abs(k[1] - alpha))]
-    for k in range(5 if inward else 1):
-        a = alpha + k * inward
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NonConvergenceWarning)
-            res = solve(a, p, init=tuple(x), order=order, branch=branch)
-        if _on(res, branch):
-            return np.array([res.q, res.m, res.V, res.theta]), a
-    return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonConvergenceWarning)
+        res = solve(alpha, p, init=tuple(x), order=order, branch=branch)
+    return np.array([res.q, res.m, res.V, res.theta]) if _on(res, branch) else None
 
 
 class L2Lines:
@@ -143,32 +161,32 @@ def line_starts(
     """For each line, its start at s0 ((z0,) for alpha_c/alpha_l, (t0, z0) for a spinodal) or
     the reason it has none in [alpha_min, alpha_max]."""
     p0 = lines.path(s0)
-    fp = first_point(p0, alpha_min, alpha_max)
-    order = lines.order
+    scan_order = tuple(min(a, b) for a, b in zip(SCAN_ORDER, lines.order, strict=True))
+    fp = first_point(p0, alpha_min, alpha_max, scan_order)
+    order = scan_order  # the states too: Newton takes them to the working order
     starts: dict[str, tuple | str] = {}
     xs = _state_near(p0, "semantic", fp.alpha_c, fp, order)
     xp = _state_near(p0, "positional", fp.alpha_c, fp, order)
     if xs is None or xp is None:
         starts["alpha_c"] = f"no alpha_c in [{alpha_min}, {alpha_max}] at {s0:g}"
     else:
-        starts["alpha_c"] = (lines.crossing(s0).pack(xs[0], xp[0], fp.alpha_c),)
+        starts["alpha_c"] = (lines.crossing(s0).pack(xs, xp, fp.alpha_c),)
     xl = _state_near(p0, "semantic", fp.alpha_l, fp, order)
     if xl is None:
         starts["alpha_l"] = f"no alpha_l on the semantic branch at {s0:g}"
     else:
-        starts["alpha_l"] = (lines.linear(s0).pack(xl[0], fp.alpha_l),)
-    step = (alpha_max - alpha_min) / (SCAN_NUM - 1) / 8
-    for branch, alpha, inward in (
-        ("semantic", fp.spinodal_semantic, step),
-        ("positional", fp.spinodal_positional, -step),
+        starts["alpha_l"] = (lines.linear(s0).pack(xl, fp.alpha_l),)
+    for branch, alpha in (
+        ("semantic", fp.spinodal_semantic),
+        ("positional", fp.spinodal_positional),
     ):
-        x = _state_near(p0, branch, alpha, fp, order, inward)
-        if x is None:
+        if not math.isfinite(alpha):
             starts[f"spinodal_{branch}"] = f"the {branch} branch does not end in the window"
         else:
+            x = fp.states[(branch, alpha)]
             system = lines.fold(branch, s0, 1.0)
-            t0 = float(x[0][system.map.free[system.slot]])
-            starts[f"spinodal_{branch}"] = (t0, system.pack(x[0], x[1]))
+            t0 = float(x[system.map.free[system.slot]])
+            starts[f"spinodal_{branch}"] = (t0, system.pack(x, alpha))
     return starts
 
 

@@ -186,6 +186,7 @@ def transition_table(
     order=DEFAULT_ORDER,
     check_order=CHECK_ORDER,
     store: str | Path,
+    names: Sequence[str] = LINES,
     backend: str = "process",
     workers: int = 2,
     scheduler: str | None = None,
@@ -194,10 +195,14 @@ def transition_table(
     """alpha_c, alpha_l and both spinodals at each of `values` of `parameter` (THEORY.md §5),
     with errors (|root(order) - root(check_order)|), statuses and SE map evaluations, by
     continuation through `store` (created if new; resumed if it holds points of these
-    lines). One row per value, in increasing order."""
+    lines). One row per value, in increasing order; columns of the lines not in `names` are
+    NaN with status "not requested"."""
     values = sorted({float(v) for v in values})
     if not values:
         raise ValueError(f"{parameter}: give at least one value")
+    unknown = [n for n in names if n not in LINES]
+    if unknown or not names:
+        raise ValueError(f"lines must be a non-empty subset of {LINES}, got {list(names)}")
     if not 0 < alpha_min < alpha_max or not math.isfinite(alpha_max):
         raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
     check_backend(backend, workers)
@@ -231,7 +236,8 @@ def transition_table(
 
             i0 = _start_index(values, p, parameter)
             with tqdm(total=1, desc="scan for the start", disable=not progress) as bar:
-                starts = {name: (i0, st) for name, st in scan(values[i0]).items()}
+                found = scan(values[i0])
+                starts = {name: (i0, found[name]) for name in names}
                 bar.update()
             for i in (0, len(values) - 1):
                 if i != i0 and any(isinstance(st, str) for _, st in starts.values()):
@@ -253,25 +259,26 @@ def transition_table(
                         "store": str(store),
                     }
                 )
-        _run_segments(tasks, db, setup, values, backend, workers, scheduler, progress)
+        _run_segments(tasks, db, setup, values, names, backend, workers, scheduler, progress)
         rows = []
         for s in values:
             row: dict = {parameter: s}
             for name in LINES:
-                got = db.result(setup.point_id(name, s))
+                got = db.result(setup.point_id(name, s)) if name in names else None
                 pt = _point_from(s, got[1]) if got and got[0] == "ok" else None
+                missing = "not computed (a run failed)" if name in names else "not requested"
                 row[name] = pt.alpha if pt else math.nan
                 row[f"{name}_err"] = pt.alpha_err if pt else math.nan
-                row[f"{name}_status"] = pt.status if pt else "not computed (a run failed)"
+                row[f"{name}_status"] = pt.status if pt else missing
                 row[f"{name}_evaluations"] = pt.evaluations if pt else 0
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _run_segments(tasks, db, setup, values, backend, workers, scheduler, progress) -> None:
+def _run_segments(tasks, db, setup, values, names, backend, workers, scheduler, progress):
     from tqdm.auto import tqdm
 
-    ids = [setup.point_id(name, s) for name in LINES for s in values]
+    ids = [setup.point_id(name, s) for name in names for s in values]
     pool = open_backend(backend, workers, scheduler)
     errors = []
     try:

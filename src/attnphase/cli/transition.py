@@ -1,0 +1,177 @@
+"""`attnphase transition`: the transition lines alpha_c, alpha_l and the spinodals (THEORY.md
+§5) at one or many values of omega, sigma or lambda."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..params import ModelParams
+from ..tables import FORMATS, render
+from ..theory import DEFAULT_ORDER, DEFAULT_RANDOMISATIONS
+from ..transitions import CHECK_ORDER, TRANSITION_POINTS
+from ..transitions.l2_lines import LINES
+from .app import app
+from .common import (
+    STANDARD_A_TEXT,
+    AOpt,
+    EncodingOpt,
+    FormatOpt,
+    RankOpt,
+    TeacherRankOpt,
+    UsageError,
+    _fail,
+    _plot_failed,
+    build_params,
+    check_outputs,
+    figure_files,
+    parse_order,
+    parse_values,
+)
+from .theory import EngineOpt, PointsOpt, RandomisationsOpt, _engine_for
+
+ValuesOpt = Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")]
+TABLE_COLUMNS = [
+    "alpha_c",
+    "alpha_c_err",
+    "alpha_l",
+    "alpha_l_err",
+    "spinodal_semantic",
+    "spinodal_semantic_err",
+    "spinodal_positional",
+    "spinodal_positional_err",
+    "status",
+]
+
+
+def _varied(omega: str, sigma: str, lam: str) -> tuple[str, list[float], dict[str, float]]:
+    """(the parameter with several values, its values, the fixed ones): at most one of
+    --omega, --sigma, --lam may be a list or range."""
+    checks = {
+        "omega": lambda v: ModelParams(omega=v),
+        "sigma": lambda v: ModelParams(sigma=v),
+        "lam": lambda v: ModelParams(lam=v),
+    }
+    parsed = {
+        name: parse_values(text, f"--{name}", checks[name])
+        for name, text in (("omega", omega), ("sigma", sigma), ("lam", lam))
+    }
+    many = [name for name, vals in parsed.items() if len(vals) > 1]
+    if len(many) > 1:
+        raise UsageError(
+            f"--{many[0]}, --{many[1]}: only one of --omega, --sigma, --lam may take several values"
+        )
+    varied = many[0] if many else "omega"
+    return varied, parsed[varied], {k: v[0] for k, v in parsed.items() if k != varied}
+
+
+@app.command()
+def transition(
+    omega: ValuesOpt = "0.3",
+    sigma: ValuesOpt = "0.5",
+    lam: ValuesOpt = "0.01",
+    A: AOpt = STANDARD_A_TEXT,
+    rank: RankOpt = 1,
+    teacher_rank: TeacherRankOpt = 1,
+    encoding: EncodingOpt = None,
+    engine: EngineOpt = "auto",
+    method: Annotated[
+        str, typer.Option(help="continuation (exact L=2 engine) | scan (either engine)")
+    ] = "continuation",
+    alpha_min: Annotated[float, typer.Option(help="lower end of the alpha range")] = 0.2,
+    alpha_max: Annotated[float, typer.Option(help="upper end of the alpha range")] = 2.5,
+    num: Annotated[int, typer.Option(help="scan: alpha grid points per value")] = 24,
+    order: Annotated[str, typer.Option(help="l2: Gauss-Hermite orders n_xi,n_y")] = ",".join(
+        map(str, DEFAULT_ORDER)
+    ),
+    check_order: Annotated[
+        str, typer.Option(help="l2: second order, for the error estimate")
+    ] = ",".join(map(str, CHECK_ORDER)),
+    points: PointsOpt = TRANSITION_POINTS,
+    randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,
+    store: Annotated[
+        Path | None,
+        typer.Option(help="continuation: SQLite store to resume from and add to (default: none)"),
+    ] = None,
+    lines: Annotated[
+        str, typer.Option(help="continuation: all, or some of " + ",".join(LINES))
+    ] = "all",
+    workers: Annotated[int, typer.Option(help="continuation: local processes")] = 2,
+    scheduler: Annotated[
+        str | None, typer.Option(help="continuation: Dask scheduler tcp://host:port")
+    ] = None,
+    plot: Annotated[Path | None, typer.Option(help="draw the lines here (PNG + PDF)")] = None,
+    format: FormatOpt = "table",
+) -> None:
+    """alpha_c (positional -> semantic global minimum), alpha_l (attention beats the linear
+    baseline) and the spinodals with error estimates, one row per value of the one parameter
+    given as a list or range (THEORY.md §5): followed by continuation (default), or scanned
+    at every value."""
+    from ..sweep.store import SweepError, check_store
+    from ..transitions.table import METHODS, transition_table
+
+    try:
+        parameter, values, fixed = _varied(omega, sigma, lam)
+        model = {**fixed, parameter: values[0]}
+        p = build_params(
+            model["omega"], model["sigma"], model["lam"], A, rank, teacher_rank, encoding
+        )
+        chosen = _engine_for(engine, p, points, randomisations)
+        orders = parse_order(order), parse_order(check_order, "--check-order")
+        if method not in METHODS:
+            raise UsageError(f"--method must be one of {METHODS}, got {method!r}")
+        if method == "continuation" and chosen != "l2":
+            raise UsageError("--method: continuation needs the exact L=2 engine; use --method scan")
+        if format not in FORMATS:
+            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        if not 0 < alpha_min < alpha_max < float("inf"):
+            raise UsageError(
+                f"--alpha-min/--alpha-max: need 0 < min < max, got {alpha_min}, {alpha_max}"
+            )
+        if num < 3:
+            raise UsageError(f"--num must be >= 3, got {num}")
+        names = list(LINES) if lines == "all" else lines.split(",")
+        if not set(names) <= set(LINES):
+            raise UsageError(f"--lines must be all or a list of {','.join(LINES)}, got {lines!r}")
+        if workers < 1:
+            raise UsageError(f"--workers must be >= 1, got {workers}")
+        check_outputs(
+            {"--plot": figure_files(plot) if plot else [], "--store": [store] if store else []},
+            {},
+        )
+        if store is not None:
+            check_store(store)
+    except UsageError as err:
+        _fail(err)
+    except SweepError as err:  # a corrupt or foreign store
+        _fail(f"--store: {err}")
+    table = transition_table(
+        p,
+        values,
+        parameter=parameter,
+        method=method,
+        engine=chosen,
+        alpha_min=alpha_min,
+        alpha_max=alpha_max,
+        num=num,
+        order=orders[0],
+        check_order=orders[1],
+        points=points,
+        randomisations=randomisations,
+        store=store,
+        lines=names,
+        workers=workers,
+        scheduler=scheduler,
+        progress=sys.stderr.isatty(),
+    )
+    typer.echo(render(table.to_dict("records"), format, [parameter] + TABLE_COLUMNS))
+    if plot is not None:
+        from ..transitions_plot import transition_lines_figure
+
+        try:
+            transition_lines_figure(table, parameter, plot)
+        except (OSError, ValueError) as err:
+            _plot_failed(err)

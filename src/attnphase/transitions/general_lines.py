@@ -1,0 +1,310 @@
+"""The transition lines of the general engine (any L, r, t and encodings; THEORY.md §7) by
+continuation (issue 12), in the engine-agnostic machinery of `systems` and `continuation`.
+
+Every line is followed on each independent scrambling of the quasi-Monte Carlo points on its
+own: on one scrambling the state evolution is a deterministic map, so its transitions are roots
+of the defining systems of `systems` like the exact L=2 engine's. The reported root is the mean
+over scramblings and its error the standard error of that mean (THEORY.md §7.6), as in
+`general.general_transitions`; there is no second accuracy to check a root against, so the
+lines' `check` is None.
+
+Order parameter of a branch (the component held fixed on a spinodal's system): theta[0, 0]
+(first teacher direction, first student column) on the semantic branch and M[0, 0] (the first
+encoding direction u_1, first student column: the positional column of `free_overlaps`) on the
+positional one. For r = t = K = 1 they are theta and m themselves (m_l = C_l m).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..baseline import linear_test_error_qmc
+from ..params import ModelParams, check_int
+from ..theory.general.channel import GeneralChannel
+from ..theory.general.engine import (
+    GeneralMap,
+    _Layout,
+    _observables,
+    general_learning_curve,
+)
+from ..theory.iterate import InadmissibleStep
+from .continuation import LinePoint
+from .general import ON_BRANCH, BranchOnScrambling
+from .l2_lines import LINES, SCAN_NUM, line_follower, parameter_path
+from .newton import OffDomain
+from .roots import bracket_sign_changes
+from .systems import BranchAtOrder, CrossingSystem, LinearSystem
+
+CACHE_SIZE = 64
+
+
+def order_index(layout: _Layout, branch: str) -> int:
+    """Index in the packed overlaps of the branch's order parameter (module docstring)."""
+    _, bM, bT, _ = layout.blocks()
+    if branch == "semantic":
+        return bT.start
+    if branch == "positional":
+        return bM.start
+    raise ValueError(f"branch must be semantic or positional, got {branch!r}")
+
+
+class GeneralBranchMap:
+    """G(x; alpha) = SE(x) - x of the general engine on one scrambling (`GeneralMap`: the
+    pinned components of `free_overlaps` stay at zero), on the branch's free components, with
+    the training loss -Phi and the test error eps_g at x (`engine._observables`); the last
+    evaluations are cached.
+
+    The prox of every point starts from fixed guesses and from the map's own previous
+    minimisers (`GeneralChannel`); the channel's warm start is swapped in and out per map, so
+    that maps of two branches on one scrambling do not start each other's proxes."""
+
+    def __init__(self, branch: str, p: ModelParams, channel: GeneralChannel):
+        self.branch, self.p, self.channel = branch, p, channel
+        self.layout = _Layout(p.rank, p.K, p.teacher_rank)
+        self.keep = self.layout.mask(branch)
+        self.free = np.flatnonzero(self.keep)
+        self._order = self.layout.blocks()[2 if branch == "semantic" else 1]
+        self.order_slot = int(np.flatnonzero(self.free == order_index(self.layout, branch))[0])
+        self.evaluations = 0  # SE map evaluations (cache hits not counted)
+        self._cache: dict[bytes, tuple[np.ndarray, float, float]] = {}
+        self._warm: np.ndarray | None = None
+
+    def full(self, xf: np.ndarray) -> np.ndarray:
+        x = np.zeros(self.keep.size)
+        x[self.free] = xf
+        return x
+
+    def evaluate(self, xf: np.ndarray, alpha: float) -> tuple[np.ndarray, float, float]:
+        """(G on the free components, training loss -Phi, test error) at x, alpha."""
+        key = np.append(xf, alpha).tobytes()
+        if key not in self._cache:
+            self.evaluations += 1
+            self._cache[key] = self._evaluate(np.asarray(xf, dtype=float), float(alpha))
+            if len(self._cache) > CACHE_SIZE:
+                self._cache.pop(next(iter(self._cache)))
+        return self._cache[key]
+
+    def _evaluate(self, xf, alpha):
+        x = self.full(xf)
+        if not alpha > 0:
+            raise OffDomain(f"{self.branch}: alpha {alpha} <= 0")
+        if float(np.abs(x[self._order]).max()) < ON_BRANCH:
+            what = "theta" if self.branch == "semantic" else "M"
+            raise OffDomain(f"{self.branch} branch collapsed ({what} -> 0)")
+        fmap = GeneralMap(alpha, self.p, self.channel, self.keep)
+        self.channel._warm = self._warm
+        try:
+            fx, (h, m) = fmap.step(x)
+        except InadmissibleStep as err:
+            raise OffDomain(f"{self.branch}: {err} at alpha {alpha:.6g}") from None
+        finally:
+            self._warm = self.channel._warm
+        obs = _observables(self.layout.unpack(x), h, m, alpha, self.p)
+        return (fx - x)[self.free], obs["train_loss"], obs["test_error"]
+
+
+class GeneralLines:
+    """The defining systems of the four lines at any s of a parameter path on scrambling k of
+    `randomisations` independent scramblings of `points` Sobol points (seeds seed + k, as
+    `make_channels`). The factories match `l2_lines.L2Lines`; `check` and `check_fold` are
+    None: the error of a root is the spread over scramblings (`general_transition_lines`)."""
+
+    def __init__(
+        self,
+        path: Callable[[float], ModelParams],
+        points: int,
+        randomisations: int,
+        k: int,
+        seed: int = 0,
+    ):
+        self.path = path
+        self.points = check_int("points", points, minimum=2)
+        self.randomisations = check_int("randomisations", randomisations)
+        if not 0 <= k < self.randomisations:
+            raise ValueError(f"k must be a scrambling in [0, {self.randomisations}), got {k!r}")
+        self.k, self.seed = int(k), int(seed)
+        self._channel: GeneralChannel | None = None
+
+    def channel(self, p: ModelParams) -> GeneralChannel:
+        """The scrambling's points (made at the first call; L, r, t are the same along a
+        path)."""
+        if self._channel is None:
+            self._channel = GeneralChannel(
+                p.L, p.rank, p.teacher_rank, self.points, self.seed + self.k
+            )
+        return self._channel
+
+    def branch_map(self, branch: str, s: float) -> GeneralBranchMap:
+        p = self.path(s)
+        return GeneralBranchMap(branch, p, self.channel(p))
+
+    def crossing(self, s: float) -> CrossingSystem:
+        return CrossingSystem(self.branch_map("semantic", s), self.branch_map("positional", s))
+
+    def linear(self, s: float) -> LinearSystem:
+        return LinearSystem(self.branch_map("semantic", s), eps_lin(self.path(s)))
+
+    def fold(self, branch: str, s: float, t: float) -> BranchAtOrder:
+        return BranchAtOrder(self.branch_map(branch, s), t)
+
+    def check(self, kind: str) -> None:
+        return None
+
+    def check_fold(self, branch: str) -> None:
+        return None
+
+
+def eps_lin(p: ModelParams) -> float:
+    """The linear baseline's test error (THEORY.md §7.4, QMC; memoised)."""
+    return linear_test_error_qmc(p)[0]
+
+
+def _interpolated_root(alphas, values, i: int, j: int) -> float:
+    a, b = values[i], values[j]
+    return alphas[i] + (alphas[j] - alphas[i]) * a / (a - b)
+
+
+def _packed(p: ModelParams, sol) -> np.ndarray:
+    return _Layout(p.rank, p.K, p.teacher_rank).pack(sol.overlaps)
+
+
+def general_line_starts(
+    lines: GeneralLines, s0: float, alpha_min: float, alpha_max: float
+) -> dict[str, tuple | str]:
+    """For each line, its start at s0 on the lines' scrambling ((z0,) for alpha_c/alpha_l,
+    (t0, z0) for a spinodal) or the reason it has none in [alpha_min, alpha_max]: the format
+    of `l2_lines.line_starts`. One scan of both branches on SCAN_NUM alphas
+    (`general_learning_curve` on this scrambling); the roots are bracketed on the grid and
+    interpolated linearly, the branch states there solved warm from the nearest grid point
+    (`BranchOnScrambling.at`); a spinodal starts from the branch's last grid point."""
+    p0 = lines.path(s0)
+    alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, SCAN_NUM)]
+    channel = lines.channel(p0)
+    branches = {
+        b: BranchOnScrambling(
+            p0,
+            alphas,
+            general_learning_curve(alphas, p0, branch=b, channels=[channel]),
+            0,
+            b,
+            channel,
+        )
+        for b in ("semantic", "positional")
+    }
+    sem, pos = branches["semantic"], branches["positional"]
+    starts: dict[str, tuple | str] = {}
+    gaps = np.subtract(sem.grid_values("train_loss"), pos.grid_values("train_loss"))
+    brackets = bracket_sign_changes(alphas, gaps)
+    starts["alpha_c"] = f"no alpha_c in [{alpha_min}, {alpha_max}] at {s0:g}"
+    if brackets:
+        a0 = _interpolated_root(alphas, gaps, *brackets[0])
+        xs, xp = sem.at(a0), pos.at(a0)
+        if xs is not None and xp is not None:
+            system = lines.crossing(s0)
+            starts["alpha_c"] = (system.pack(_packed(p0, xs), _packed(p0, xp), a0),)
+    lin = np.subtract(sem.grid_values("test_error"), eps_lin(p0))
+    brackets = bracket_sign_changes(alphas, lin)
+    starts["alpha_l"] = f"no alpha_l on the semantic branch at {s0:g}"
+    if brackets:
+        a0 = _interpolated_root(alphas, lin, *brackets[0])
+        xl = sem.at(a0)
+        if xl is not None:
+            starts["alpha_l"] = (lines.linear(s0).pack(_packed(p0, xl), a0),)
+    for branch, lower in (("semantic", True), ("positional", False)):
+        on = [
+            i for i, a in enumerate(branches[branch].grid_values("train_loss")) if math.isfinite(a)
+        ]
+        end = (on[0] if lower else on[-1]) if on else None
+        name = f"spinodal_{branch}"
+        if end is None or end == (0 if lower else len(alphas) - 1):
+            starts[name] = f"the {branch} branch does not end in the window at {s0:g}"
+            continue
+        x = _packed(p0, branches[branch].grid[end])
+        system = lines.fold(branch, s0, 1.0)
+        starts[name] = (float(x[system.map.free[system.slot]]), system.pack(x, alphas[end]))
+    return starts
+
+
+@dataclass(frozen=True)
+class GeneralLinePoint(LinePoint):
+    """A line point over scramblings: alpha the mean of the per-scrambling roots, alpha_err the
+    standard error of that mean (NaN, with the reason in status, below two roots), states the
+    mean branch states (packed overlaps, `engine._Layout`), evaluations their sum; roots and
+    statuses per scrambling."""
+
+    roots: tuple[float, ...] = ()
+    statuses: tuple[str, ...] = ()
+
+
+def combine(s: float, points: Sequence[LinePoint]) -> GeneralLinePoint:
+    """The per-scrambling points of one line at s as one `GeneralLinePoint`."""
+    ok = [pt for pt in points if pt.ok]
+    roots = tuple(pt.alpha for pt in points)
+    statuses = tuple(pt.status for pt in points)
+    evals = sum(pt.evaluations for pt in points)
+    n = len(points)
+    if not ok:
+        reasons = "; ".join(sorted(set(statuses)))
+        return GeneralLinePoint(
+            float(s), math.nan, math.nan, {}, evals, reasons, None, math.nan, roots, statuses
+        )
+    alpha = float(np.mean([pt.alpha for pt in ok]))
+    states = {b: np.mean([pt.states[b] for pt in ok], axis=0) for b in ok[0].states}
+    t = float(np.mean([pt.t for pt in ok]))
+    status = ok[0].status
+    if len(ok) < 2:
+        err = math.nan
+        status = f"{status} on 1 of {n} scramblings: no error bar"
+    else:
+        err = float(np.std([pt.alpha for pt in ok], ddof=1) / math.sqrt(len(ok)))
+        if len(ok) < n:
+            status = f"{status} on {len(ok)} of {n} scramblings"
+    return GeneralLinePoint(float(s), alpha, err, states, evals, status, None, t, roots, statuses)
+
+
+def general_transition_lines(
+    p: ModelParams,
+    values: Sequence[float],
+    *,
+    parameter: str = "omega",
+    A_end=None,
+    points: int = 2048,
+    randomisations: int = 4,
+    seed: int = 0,
+    alpha_min: float = 0.2,
+    alpha_max: float = 2.5,
+    names: Sequence[str] = LINES,
+    progress: bool = False,
+) -> dict[str, list[GeneralLinePoint]]:
+    """alpha_c, alpha_l and both spinodals (`names`) along `values` of `parameter` (in the given
+    order) with the general engine: on each scrambling a scan at values[0]
+    (`general_line_starts`) and continuation from there; per value the mean over scramblings
+    and its standard error (`combine`). In this process, without a store."""
+    unknown = [n for n in names if n not in LINES]
+    if unknown:
+        raise ValueError(f"names must be among {LINES}, got {unknown}")
+    if not 0 < alpha_min < alpha_max or not math.isfinite(alpha_max):
+        raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
+    values = [float(v) for v in values]
+    if not values:
+        raise ValueError(f"{parameter}: give at least one value")
+    randomisations = check_int("randomisations", randomisations)
+    path = parameter_path(p, parameter, A_end)
+    window = (alpha_min, alpha_max)
+    per_k: dict[str, list[list[LinePoint]]] = {name: [] for name in names}
+    from tqdm.auto import tqdm
+
+    for k in tqdm(range(randomisations), desc="scramblings", disable=not progress):
+        lines = GeneralLines(path, points, randomisations, k, seed)
+        starts = general_line_starts(lines, values[0], alpha_min, alpha_max)
+        for name in names:
+            follower = line_follower(name, lines, starts[name], window)
+            per_k[name].append([follower.step(v) for v in values])
+    return {
+        name: [combine(v, [pts[i] for pts in per_k[name]]) for i, v in enumerate(values)]
+        for name in names
+    }

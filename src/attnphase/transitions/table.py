@@ -1,0 +1,140 @@
+"""Transition lines as a table, one row per value of the varied parameter (THEORY.md §5,
+issue 12): by continuation (`line_table`, exact L=2 engine) or by an independent scan at each
+value (`find_transitions`, either engine), in one column layout.
+
+Columns: the parameter, then for each line of LINES its value, `_err`, `_status` and
+`_evaluations` (SE map evaluations; 0 for scans), and `status`: "converged" when every line
+converged at this value, else the lines that did not, with their reasons.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from ..params import ModelParams
+from ..theory import DEFAULT_ORDER, DEFAULT_RANDOMISATIONS, pick_engine
+from .l2 import CHECK_ORDER
+from .l2_lines import LINES, PATHS
+from .line_table import transition_table as l2_line_table
+
+METHODS = ("continuation", "scan")
+BIFURCATION = "converged (bifurcation, t -> 0)"
+
+
+def _summary(row: dict) -> str:
+    parts = [
+        f"{name}: {row[f'{name}_status']}"
+        for name in LINES
+        if row[f"{name}_status"] not in ("converged", BIFURCATION, "not requested")
+    ]
+    return "; ".join(parts) or "converged"
+
+
+def _scan_rows(p, values, parameter, progress, **scan) -> list[dict]:
+    """`find_transitions(**scan)` at every value."""
+    from tqdm.auto import tqdm
+
+    from . import find_transitions
+
+    rows = []
+    for s in tqdm(values, desc="transition scans", disable=not progress):
+        t = find_transitions(replace(p, **{parameter: s}), **scan)
+        row: dict = {parameter: s}
+        for name in LINES:
+            value = getattr(t, name)
+            row[name] = value
+            row[f"{name}_err"] = getattr(t, f"{name}_err", math.nan)
+            row[f"{name}_status"] = "scan" if math.isfinite(value) else "not in the scanned range"
+            row[f"{name}_evaluations"] = 0
+        rows.append(row)
+    return rows
+
+
+def transition_table(
+    p: ModelParams,
+    values: Sequence[float],
+    *,
+    parameter: str = "omega",
+    method: str = "continuation",
+    engine: str = "auto",
+    alpha_min: float = 0.2,
+    alpha_max: float = 2.5,
+    num: int = 24,
+    order=DEFAULT_ORDER,
+    check_order=CHECK_ORDER,
+    points: int = 4096,
+    randomisations: int = DEFAULT_RANDOMISATIONS,
+    store: str | Path | None = None,
+    lines: Sequence[str] = LINES,
+    workers: int = 2,
+    scheduler: str | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """alpha_c, alpha_l and both spinodals at each value of `parameter` (omega, sigma or lam).
+    method "continuation" (exact L=2 engine): lines followed through `store` (resumable; a
+    temporary store when None), in `workers` local processes or on the Dask `scheduler`;
+    "scan": `find_transitions` at every value (num alphas per scan; either engine).
+    `lines`: the lines to follow (continuation; a scan finds all four)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if parameter not in PATHS or parameter == "A":
+        raise ValueError(f"parameter must be omega, sigma or lam, got {parameter!r}")
+    values = sorted({float(v) for v in values})
+    for s in values:
+        replace(p, **{parameter: s})  # ModelParams validates every value before any work
+    chosen = pick_engine(engine, p)
+    if method == "continuation" and chosen != "l2":
+        raise ValueError(
+            "method: continuation needs the exact L=2 engine (L=2, r=t=1); use method scan"
+        )
+    if method == "scan":
+        rows = _scan_rows(
+            p,
+            values,
+            parameter,
+            progress,
+            engine=chosen,
+            alpha_min=alpha_min,
+            alpha_max=alpha_max,
+            num=num,
+            order=order,
+            check_order=check_order,
+            points=points,
+            randomisations=randomisations,
+        )
+        df = pd.DataFrame(rows)
+    else:
+        backend = "dask" if scheduler else ("process" if workers > 1 else "serial")
+        with tempfile.TemporaryDirectory() as tmp:
+            df = l2_line_table(
+                p,
+                values,
+                parameter=parameter,
+                alpha_min=alpha_min,
+                alpha_max=alpha_max,
+                order=order,
+                check_order=check_order,
+                store=Path(store) if store is not None else Path(tmp) / "lines.sqlite",
+                names=lines,
+                workers=workers,
+                backend=backend,
+                scheduler=scheduler,
+                progress=progress,
+            )
+    df["status"] = [_summary(r) for r in df.to_dict("records")]
+    for k in ("omega", "sigma", "lam"):
+        if k != parameter:
+            df[k] = getattr(p, k)
+    df["A"] = json.dumps([list(map(float, row)) for row in p.A])
+    if chosen == "l2":
+        df["n_xi"], df["n_y"] = order
+        df["check_n_xi"], df["check_n_y"] = check_order
+    df["method"] = method
+    return df

@@ -207,13 +207,21 @@ def test_figure_all_writes_every_figure_and_a_rerun_computes_nothing(tmp_path, m
         (["figure", "all", "--workers", "0"], "--workers"),
         (["figure", "all", "--out", "{file}"], "--out"),
         (["figure", "all", "--out", "{dir}"], "--out"),
+        (["figure", "histogram", "--out", "{dir}"], "--out"),
     ],
 )
-def test_bad_figure_input_is_one_line_and_writes_nothing(tmp_path, args, message):
+def test_bad_figure_input_is_one_line_and_writes_nothing(tmp_path, monkeypatch, args, message):
+    def computed(*args, **kwargs):
+        raise AssertionError("computation started before the input was rejected")
+
+    monkeypatch.setattr(F, "make_all", computed)
+    for name in F.MAKERS:
+        monkeypatch.setitem(F.MAKERS, name, computed)
     afile = tmp_path / "a_file"
     afile.write_text("x")
     blocked = tmp_path / "blocked"
     (blocked / "fig9.png").mkdir(parents=True)  # the last figure of `all` cannot be written
+    (blocked / "histogram-checkpoints").write_text("x")  # nor the histogram's checkpoints
     args = [a.format(file=afile, dir=blocked) for a in args]
     if "--out" not in args:
         args += ["--out", str(tmp_path / "new")]

@@ -33,6 +33,7 @@ ALL = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9")
 INITS = ["semantic", "positional"]
 ALTERNATIVE_A = ((0.3, 0.7), (0.8, 0.2))
 SLICE_OMEGAS = (0.1, 0.2, 0.3, 0.4)
+HISTOGRAM_CHECKPOINTS = "histogram-checkpoints"  # the demo's, so the two share checkpoints
 
 
 def _sims(out: Path, name: str, grid: dict, base: dict, workers: int) -> pd.DataFrame:
@@ -292,13 +293,13 @@ FIG9_NOTE = (
 
 def make_histogram(out: Path, quick: bool = True, workers: int = 2, p=None):
     """The histogram task's figures (attention maps, training curves); resumes from per-epoch
-    checkpoints in `out/histogram-checkpoints`."""
+    checkpoints in `out/HISTOGRAM_CHECKPOINTS`."""
     from .histogram import run_histogram
     from .histogram.figures import attention_figure, training_figure
     from .histogram.run import config_from
 
     result = run_histogram(
-        config_from(quick), out / "histogram-checkpoints", progress=sys.stderr.isatty()
+        config_from(quick), out / HISTOGRAM_CHECKPOINTS, progress=sys.stderr.isatty()
     )
     attention_figure(result, out / "histogram_attention.png")
     training_figure(result, out / "histogram_training.png")

@@ -41,7 +41,7 @@ def figure(
             for stem in output_stems(name)
             for path in figure_files(out / f"{stem}.png", "--out")
         ]
-        dirs = [out]
+        dirs = [out, out / HISTOGRAM_CHECKPOINTS] if name == "histogram" else [out]
         check_outputs({"--out": files}, {"--out": dirs})
     except UsageError as err:
         _fail(err)

@@ -194,8 +194,14 @@ def test_figure_all_writes_every_figure_and_a_rerun_computes_nothing(tmp_path, m
 
     for module in (plots, paper_plots):  # the rerun is about the data: skip writing images
         monkeypatch.setattr(module, "save", lambda fig, path: None)
+    drawn = []
+    draw = F.finite_size
+    monkeypatch.setattr(F, "finite_size", lambda s, *a: drawn.append(s) or draw(s, *a))
     res = CliRunner().invoke(app, ["figure", "all", "--out", str(out), "--workers", "1"])
     assert res.exit_code == 0 and len(solves) == n  # theory from the cached tables
+    # the shared store now holds Fig. 7's alphas too; Fig. 3 left draws only its own points
+    assert [sorted(set(s["alpha"])) for s in drawn] == [[1.5], [0.5, 1.5]]
+    assert [len(s) for s in drawn] == [2 * 2 * 2, 2 * 2 * 2 * 2]  # d x start x seed (x alpha)
     summaries = res.stderr.strip().splitlines()  # one line per sweep (Fig. 7's store twice)
     assert len(summaries) == 6 and all(line.startswith("0 computed,") for line in summaries)
 

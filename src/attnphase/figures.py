@@ -231,7 +231,6 @@ def _finite_size(name: str, out: Path, quick: bool, workers: int, p: ModelParams
         workers,
     )
     theory = _theory(out, name.replace("-", "_"), size["alphas"], [p.omega], p, size["order"])
-    sims = sims[sims["alpha"].isin(size["alphas"]) & sims["d"].isin(size["ds"])]
     return finite_size(sims, theory, out / f"{name.replace('-', '_')}.png")
 
 

@@ -3,7 +3,7 @@ stored under the output directory) and the plots of `attnphase.plots` and
 `attnphase.paper_plots`.
 
 Every figure has a quick size (minutes on a 2-core machine) and a full, paper-sized one
-(`SIZES`). A rerun resumes: simulations come from sweep stores (`<name>.sqlite` in the output
+(`sizes`). A rerun resumes: simulations come from sweep stores (`<name>.sqlite` in the output
 directory, only missing points computed) and theory tables from `<name>_theory.csv`, reused
 when its sidecar `.json` names the same parameters (delete both to recompute).
 """
@@ -37,8 +37,9 @@ HISTOGRAM_CHECKPOINTS = "histogram-checkpoints"  # the demo's, so the two share 
 
 
 def _sims(out: Path, name: str, grid: dict, base: dict, workers: int) -> pd.DataFrame:
-    """The converged runs of the grid, from the resumable sweep store `<name>.sqlite` (only
-    missing points computed; other points the store holds are left out)."""
+    """The finished runs of the grid (errors left out; the plots keep the converged ones) from
+    the resumable sweep store `<name>.sqlite`: only missing points are computed, and points of
+    other grids the store holds are left out."""
     backend = "process" if workers > 1 else "serial"
     df = run_sweep(
         SweepSpec("simulation", grid, base),
@@ -152,11 +153,11 @@ def _theory(out: Path, name: str, alphas, omegas, p: ModelParams, order) -> pd.D
     return _cached(out / f"{name}_theory.csv", key, compute)
 
 
-def cached_lines(out: Path, omegas, p: ModelParams, quick: bool) -> pd.DataFrame:
-    """`transition_lines` at these omegas, cached in `fig3_transitions.csv` (shared by Fig. 2 and
-    Fig. 3)."""
+def cached_lines(out: Path, name: str, omegas, p: ModelParams, quick: bool) -> pd.DataFrame:
+    """`transition_lines` at these omegas, cached in `<name>_transitions.csv`."""
     key = {**_model_key(p), "omegas": list(omegas), "quick": quick}
-    return _cached(out / "fig3_transitions.csv", key, lambda: transition_lines(omegas, p, quick))
+    path = out / f"{name}_transitions.csv"
+    return _cached(path, key, lambda: transition_lines(omegas, p, quick))
 
 
 def make_fig2(
@@ -181,7 +182,7 @@ def make_fig2(
     )
     at = None if lines is None else lines[np.isclose(lines["omega"], p.omega)]
     if at is None or at.empty:
-        at = transition_lines([p.omega], p, quick)
+        at = cached_lines(out, "fig2", [p.omega], p, quick)
     t = at.iloc[0]
     return simulation_overlay(theory, sims, out / "fig2.png", t["alpha_c"], t["alpha_l"])
 
@@ -211,7 +212,7 @@ def make_fig3(
         workers,
     )
     if lines is None:
-        lines = cached_lines(out, size["omegas"], p, quick)
+        lines = cached_lines(out, "fig3", size["omegas"], p, quick)
     return fig3(sims, lines, out / "fig3.png")
 
 
@@ -328,7 +329,8 @@ def make_all(
         start = time.perf_counter()
         if name in ("fig2", "fig3"):
             if lines is None:
-                lines = cached_lines(out, sizes("fig3", quick)["omegas"], ModelParams(), quick)
+                omegas = sizes("fig3", quick)["omegas"]
+                lines = cached_lines(out, "fig3", omegas, ModelParams(), quick)
             MAKERS[name](out, quick=quick, workers=workers, lines=lines)
         else:
             MAKERS[name](out, quick=quick, workers=workers)

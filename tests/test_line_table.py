@@ -109,3 +109,25 @@ def test_bad_lines_and_ranges_are_refused_before_a_store_is_created(tmp_path):
     with pytest.raises(ValueError, match="alpha_min"):
         line_table.transition_table(ModelParams(), [0.3], store=store, alpha_min=2, alpha_max=1)
     assert not store.exists()
+
+
+def test_alpha_l_below_alpha_c_becomes_the_jump_at_alpha_c():
+    """The semantic branch's eps_lin crossing below alpha_c is not alpha_l: the global
+    minimum is positional there, and its eps_g jumps below eps_lin at alpha_c."""
+    import pandas as pd
+
+    from attnphase.transitions.table import _global_minimum_alpha_l
+
+    df = pd.DataFrame(
+        {
+            "alpha_c": [0.9, 1.2, math.nan],
+            "alpha_c_err": [1e-3, 2e-4, math.nan],
+            "alpha_l": [0.8, 1.4, 1.0],
+            "alpha_l_err": [1e-4, 1e-4, 1e-4],
+            "alpha_l_status": ["converged"] * 3,
+        }
+    )
+    out = _global_minimum_alpha_l(df)
+    assert out["alpha_l"].tolist()[:2] == [0.9, 1.4] and out["alpha_l_err"][0] == 1e-3
+    assert out["alpha_l_status"][0].startswith("converged (= alpha_c")
+    assert out["alpha_l"][2] == 1.0 and out["alpha_l_status"][1] == "converged"

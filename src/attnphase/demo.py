@@ -15,17 +15,22 @@ import pandas as pd
 
 from .io import check_output_dir, check_output_file, write_atomic
 from .params import ModelParams, check_int
+from .sweep.store import SweepError, check_store
 
 ALPHA_RANGE = (0.1, 2.0)
+OMEGA_LINE = {False: (0.05, 0.5, 10), True: (0.02, 0.5, 25)}  # quick, full: start, stop, num
+REPORTED_OMEGAS = (0.1, 0.2, 0.3, 0.4)
 TABLES = ("theory.csv", "transitions.csv", "histogram.csv")
 FIGURES = ("fig2_theory", "fig3", "histogram_attention", "histogram_training")
 CHECKPOINTS = "histogram-checkpoints"
+LINES_STORE = "transitions.sqlite"
 
 
 @dataclass(frozen=True)
 class DemoResult:
     """The demo's tables: theory points (one row per branch and alpha), transition lines (one
-    row per omega) and the histogram summaries (one row per model)."""
+    row per omega, `transition_table`'s columns) and the histogram summaries (one row per
+    model)."""
 
     theory: pd.DataFrame
     transitions: pd.DataFrame
@@ -36,17 +41,21 @@ def output_files(out: str | Path) -> list[Path]:
     """Every file the demo writes directly under `out` (sweep stores of fig3 aside)."""
     out = Path(out)
     figures = [out / f"{name}.{ext}" for name in FIGURES for ext in ("png", "pdf")]
-    return [out / name for name in TABLES] + figures
+    return [out / name for name in TABLES] + figures + [out / LINES_STORE]
 
 
 def check_demo(out: str | Path, num: int) -> None:
-    """Raise ValueError naming the parameter unless `num` >= 2 alphas and every output location
-    under `out` can be written; creates nothing."""
+    """Raise ValueError naming the parameter unless `num` >= 2 alphas, every output location
+    under `out` can be written and a transitions store there is sound; creates nothing."""
     check_int("num", num, minimum=2)
     check_output_dir(out, "out")
     check_output_dir(Path(out) / CHECKPOINTS, "out")
     for path in output_files(out):
         check_output_file(path, "out")
+    try:
+        check_store(Path(out) / LINES_STORE)
+    except SweepError as err:
+        raise ValueError(f"out: {err}") from None
 
 
 def _write_table(df: pd.DataFrame, path: Path) -> None:
@@ -61,8 +70,10 @@ def run_demo(
     report: Callable[[str, pd.DataFrame], None] | None = None,
 ) -> DemoResult:
     """Quick (default) or paper-sized (`full`) demo into `out`; `report(name, table)` is called
-    with "theory", "transitions" and "histogram" as each table is written."""
-    from .figures import grid, make_fig3, transition_lines
+    with "theory", "transitions" (the rows at REPORTED_OMEGAS) and "histogram" as each table
+    is written. The transition lines are followed by continuation at the default accuracy
+    over OMEGA_LINE, resumable through out/transitions.sqlite."""
+    from .figures import grid, make_fig3
     from .histogram import HistogramConfig, run_histogram
     from .histogram.figures import attention_figure, training_figure
     from .plots import learning_curves
@@ -81,9 +92,13 @@ def run_demo(
     announce("theory", theory)
     learning_curves(theory, out / "fig2_theory.png")
 
-    lines = transition_lines(grid(0.1, 0.5, 10 if full else 3), p, quick=not full)
+    from .transitions.table import transition_table
+
+    lines = transition_table(
+        p, grid(*OMEGA_LINE[full]), store=out / LINES_STORE, workers=2, progress=progress
+    )
     _write_table(lines, out / "transitions.csv")
-    announce("transitions", lines)
+    announce("transitions", lines[lines["omega"].round(9).isin(REPORTED_OMEGAS)])
     make_fig3(out, quick=not full, lines=lines)
 
     cfg = HistogramConfig() if full else HistogramConfig.quick()

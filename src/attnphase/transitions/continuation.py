@@ -27,7 +27,8 @@ from .newton import newton_broyden
 MAX_HALVINGS = 4
 FOLD_RATIO = 2**0.5  # spacing of the samples of alpha(t) in the fold search
 FOLD_SAMPLES = 16
-BIFURCATION_T = 1e-3  # the order parameter at which a branch ending at t -> 0 is evaluated
+SAMPLE_T_MIN = 1e-3  # the smallest order parameter sampled in a fold search
+BIFURCATION_T = 1e-6  # the order parameter at which a branch ending at t -> 0 is evaluated
 Check = Callable[[float, np.ndarray, np.ndarray | None], tuple[float, int]]
 FoldCheck = Callable[[float, float, np.ndarray, np.ndarray | None], tuple[float, int]]
 
@@ -186,14 +187,15 @@ def fold_on(make: Callable[[float], object], z0: np.ndarray, t0: float, sign: fl
 
     alpha(t) carries noise of ~1e-4 at the default quadrature order (the global prox
     minimiser jumps at some nodes as the overlaps move), so no derivatives are taken: alpha is
-    sampled at t0 * FOLD_RATIO^k, k = 0, -1, ... (and k = 1, 2, ... while the smallest value
-    sits at the top), until the smallest sample has a larger one on each side; the vertex of
-    the parabola through the three is then solved too, and the best sample is the fold. When
-    the smallest sample is at BIFURCATION_T the branch ends where it bifurcates from the
-    trivial fixed point: its end is alpha(BIFURCATION_T) = alpha(0) + O(t^2), by the symmetry
-    t -> -t of the invariant manifold t = 0."""
+    sampled at t0 * FOLD_RATIO^k, k = 0, -1, ... down to SAMPLE_T_MIN (and k = 1, 2, ... while
+    the smallest value sits at the top), until the smallest sample has a larger one on each
+    side; the vertex of the parabola through the three is then solved too, and the best
+    sample is the fold. When the smallest sample is at SAMPLE_T_MIN the branch ends where it
+    bifurcates from the trivial fixed point: its end is alpha(BIFURCATION_T) = alpha(0) +
+    O(t^2), by the symmetry t -> -t of the invariant manifold t = 0 (the order parameter's
+    residual is divided by t, so this is the trivial point's critical alpha)."""
     a = _AlphaOfT(make, t0, z0, J)
-    samples = {max(t0, BIFURCATION_T): math.nan}
+    samples = {max(t0, SAMPLE_T_MIN): math.nan}
     for _ in range(FOLD_SAMPLES):
         for t in samples:
             if math.isnan(samples[t]):
@@ -202,15 +204,25 @@ def fold_on(make: Callable[[float], object], z0: np.ndarray, t0: float, sign: fl
         i = min(range(len(ts)), key=lambda k: samples[ts[k]])
         if math.isinf(samples[ts[i]]):
             return a.fold(ts[i], "no fixed point near the fold")
-        if i == 0 and ts[0] <= BIFURCATION_T:
-            return a.fold(ts[0], "converged (bifurcation, t -> 0)")
-        if i == 0:
-            samples[max(ts[0] / FOLD_RATIO, BIFURCATION_T)] = math.nan
+        if i == 0 and ts[0] <= SAMPLE_T_MIN and len(ts) > 1:
+            return _bifurcation(a)
+        if i == 0 and ts[0] <= SAMPLE_T_MIN:
+            samples[ts[0] * FOLD_RATIO] = math.nan
+        elif i == 0:
+            samples[max(ts[0] / FOLD_RATIO, SAMPLE_T_MIN)] = math.nan
         elif i == len(ts) - 1:
             samples[ts[-1] * FOLD_RATIO] = math.nan
         else:
             return _vertex(a, sign, ts[i - 1 : i + 2], [samples[t] for t in ts[i - 1 : i + 2]])
     return a.fold(ts[i], f"no extremum of alpha(t) in {FOLD_SAMPLES} samples")
+
+
+def _bifurcation(a: _AlphaOfT) -> Fold:
+    """The end of a branch that bifurcates from the trivial fixed point: alpha(BIFURCATION_T),
+    solved from the samples (alpha(t) - alpha(0) = O(t^2) ~ 1e-12)."""
+    if not math.isfinite(a(BIFURCATION_T)):
+        return a.fold(SAMPLE_T_MIN, "no fixed point as t -> 0")
+    return a.fold(BIFURCATION_T, "converged (bifurcation, t -> 0)")
 
 
 def _vertex(a: _AlphaOfT, sign: float, ts: list[float], fs: list[float]) -> Fold:

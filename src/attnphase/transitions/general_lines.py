@@ -173,16 +173,16 @@ def _packed(p: ModelParams, sol) -> np.ndarray:
 
 
 def general_line_starts(
-    lines: GeneralLines, s0: float, alpha_min: float, alpha_max: float
+    lines: GeneralLines, s0: float, alpha_min: float, alpha_max: float, num: int = SCAN_NUM
 ) -> dict[str, tuple | str]:
     """For each line, its start at s0 on the lines' scrambling ((z0,) for alpha_c/alpha_l,
     (t0, z0) for a spinodal) or the reason it has none in [alpha_min, alpha_max]: the format
-    of `l2_lines.line_starts`. One scan of both branches on SCAN_NUM alphas
+    of `l2_lines.line_starts`. One scan of both branches on `num` alphas
     (`general_learning_curve` on this scrambling); the roots are bracketed on the grid and
     interpolated linearly, the branch states there solved warm from the nearest grid point
     (`BranchOnScrambling.at`); a spinodal starts from the branch's last grid point."""
     p0 = lines.path(s0)
-    alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, SCAN_NUM)]
+    alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, check_int("num", num, 3))]
     channel = lines.channel(p0)
     branches = {
         b: BranchOnScrambling(
@@ -278,12 +278,13 @@ def general_transition_lines(
     alpha_min: float = 0.2,
     alpha_max: float = 2.5,
     names: Sequence[str] = LINES,
+    scan_num: int = SCAN_NUM,
     progress: bool = False,
 ) -> dict[str, list[GeneralLinePoint]]:
-    """alpha_c, alpha_l and both spinodals (`names`) along `values` of `parameter` (in the given
-    order) with the general engine: on each scrambling a scan at values[0]
-    (`general_line_starts`) and continuation from there; per value the mean over scramblings
-    and its standard error (`combine`). In this process, without a store."""
+    """alpha_c, alpha_l and both spinodals (`names`) along `values` of `parameter` (in the
+    given order) with the general engine: on each scrambling a scan of `scan_num` alphas at
+    values[0] (`general_line_starts`) and continuation from there; per value the mean over
+    scramblings and its standard error (`combine`). In this process, without a store."""
     unknown = [n for n in names if n not in LINES]
     if unknown:
         raise ValueError(f"names must be among {LINES}, got {unknown}")
@@ -300,7 +301,7 @@ def general_transition_lines(
 
     for k in tqdm(range(randomisations), desc="scramblings", disable=not progress):
         lines = GeneralLines(path, points, randomisations, k, seed)
-        starts = general_line_starts(lines, values[0], alpha_min, alpha_max)
+        starts = general_line_starts(lines, values[0], alpha_min, alpha_max, scan_num)
         for name in names:
             follower = line_follower(name, lines, starts[name], window)
             per_k[name].append([follower.step(v) for v in values])

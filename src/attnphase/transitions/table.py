@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..params import ModelParams
@@ -25,16 +26,36 @@ from .l2_lines import LINES, PATHS
 from .line_table import transition_table as l2_line_table
 
 METHODS = ("continuation", "scan")
-BIFURCATION = "converged (bifurcation, t -> 0)"
 
 
 def _summary(row: dict) -> str:
     parts = [
         f"{name}: {row[f'{name}_status']}"
         for name in LINES
-        if row[f"{name}_status"] not in ("converged", BIFURCATION, "not requested")
+        if not str(row[f"{name}_status"]).startswith("converged")
+        and row[f"{name}_status"] != "not requested"
     ]
     return "; ".join(parts) or "converged"
+
+
+def _global_minimum_alpha_l(df: pd.DataFrame) -> pd.DataFrame:
+    """alpha_l is where the GLOBAL minimum's eps_g crosses eps_lin; the continuation follows
+    the semantic branch's crossing. Where that lies below alpha_c the positional branch is the
+    global minimum there, and eps_g jumps below eps_lin at alpha_c: alpha_l = alpha_c (the
+    positional branch's own eps_g is taken to stay above eps_lin, as at every omega of the
+    scans in the README)."""
+    df = df.copy()
+    below = np.isfinite(df["alpha_l"]) & (df["alpha_l"] < df["alpha_c"])
+    for i in np.flatnonzero(below.to_numpy()):
+        row = df.index[i]
+        semantic = df.at[row, "alpha_l"]
+        df.at[row, "alpha_l"] = df.at[row, "alpha_c"]
+        df.at[row, "alpha_l_err"] = df.at[row, "alpha_c_err"]
+        df.at[row, "alpha_l_status"] = (
+            f"converged (= alpha_c: the semantic branch crosses eps_lin at {semantic:.4f}, "
+            "below alpha_c, where the positional branch is the global minimum)"
+        )
+    return df
 
 
 def _scan_rows(p, values, parameter, progress, **scan) -> list[dict]:
@@ -128,11 +149,14 @@ def transition_table(
                 scheduler=scheduler,
                 progress=progress,
             )
+    if method == "continuation":
+        df = _global_minimum_alpha_l(df)
     df["status"] = [_summary(r) for r in df.to_dict("records")]
     for k in ("omega", "sigma", "lam"):
         if k != parameter:
             df[k] = getattr(p, k)
     df["A"] = json.dumps([list(map(float, row)) for row in p.A])
+    df["alpha_min"], df["alpha_max"] = alpha_min, alpha_max
     if chosen == "l2":
         df["n_xi"], df["n_y"] = order
         df["check_n_xi"], df["check_n_y"] = check_order

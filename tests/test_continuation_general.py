@@ -19,7 +19,7 @@ from attnphase.transitions.general_lines import (
     combine,
     general_transition_lines,
 )
-from attnphase.transitions.l2_lines import parameter_path
+from attnphase.transitions.l2_lines import parameter_path, transition_lines
 from attnphase.transitions.newton import OffDomain
 
 SOLVER_TOL = 1e-5  # solve_one's convergence test: max_i |G_i| / (|x_i| + 1e-8) <= tol
@@ -104,3 +104,57 @@ def test_general_lines_reject_unknown_names_and_bad_windows():
         general_transition_lines(p, [0.3], alpha_min=2.0, alpha_max=1.0)
     with pytest.raises(ValueError, match="scrambling"):
         GeneralLines(parameter_path(p), FAST_POINTS, 2, 2)
+
+
+@pytest.mark.slow
+def test_general_lines_at_l2_agree_with_the_exact_engines_lines():
+    """Engine vs engine over two omegas. Measured (3 x 2048 points): alpha_c 1.2547 +- 0.0072
+    and 1.4772 +- 0.0076 against 1.2516 and 1.4725; alpha_l 1.4914 +- 0.0027 and 1.7950 +-
+    0.0025 against 1.4920 and 1.7964: at most 0.61 standard errors apart, so a bound of three
+    standard errors (plus the exact engine's order error) leaves room for the spread of a
+    2-dof error estimate while a bias of 0.02 (a wrong observable or branch) fails."""
+    p = ModelParams(omega=0.3)
+    omegas, names, window = [0.3, 0.35], ("alpha_c", "alpha_l"), (1.0, 2.0)
+    general = general_transition_lines(
+        p,
+        omegas,
+        points=2048,
+        randomisations=3,
+        alpha_min=window[0],
+        alpha_max=window[1],
+        scan_num=8,
+        names=names,
+    )
+    exact = transition_lines(p, omegas, alpha_min=window[0], alpha_max=window[1], names=names)
+    for name in names:
+        for g, e in zip(general[name], exact[name], strict=True):
+            assert g.status == "converged" and e.status == "converged", (g.status, e.status)
+            assert len(g.roots) == 3 and 0 < g.alpha_err < 0.02
+            assert abs(g.alpha - e.alpha) <= 3 * g.alpha_err + e.alpha_err, (name, g, e)
+
+
+@pytest.mark.slow
+def test_l3_alpha_c_line_continues_from_the_scan_value():
+    """L = 3 (A = 0.6 on the diagonal, 0.2 off it, C = (1, 0, -1)): both branches exist at
+    alpha_c (THEORY.md §7.6: the positional one up to alpha ~ 1.28), and the continued alpha_c
+    at omega 0.3 agrees with the scan-and-Brent value of the general engine, 0.408 +- 0.003
+    (README: `attnphase transition --A $A --alpha-min 0.1 --alpha-max 0.5 --num 3 --points
+    2048`, 4 scramblings, the first two the same as here) within three combined errors."""
+    A = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
+    p = ModelParams(omega=0.3, A=A)
+    line = general_transition_lines(
+        p,
+        [0.3, 0.32],
+        points=2048,
+        randomisations=2,
+        alpha_min=0.3,
+        alpha_max=0.5,
+        scan_num=3,
+        names=("alpha_c",),
+    )["alpha_c"]
+    for pt in line:
+        assert pt.status == "converged", pt.status
+        sem, pos = pt.states["semantic"], pt.states["positional"]  # (q, M, theta, V)
+        assert sem[1] == 0.0 and sem[2] > 0.01  # M pinned, theta > 0
+        assert pos[2] == 0.0 and abs(pos[1]) > 0.01  # theta pinned, M != 0
+    assert abs(line[0].alpha - 0.408) <= 3 * math.hypot(line[0].alpha_err, 0.003)

@@ -4,7 +4,6 @@
         [--check-order 48,16] [--alpha-min 0.2] [--alpha-max 2.5] [--num 24]
 
 Defaults are find_transitions' own (the README's `find_transitions(ModelParams(omega=w))`).
-`--demo` uses the settings of the demo's transitions.csv instead (figures.QUICK_TRANSITIONS).
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import argparse
 import time
 
 from attnphase import ModelParams, find_transitions
-from attnphase.figures import QUICK_TRANSITIONS
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -29,7 +27,6 @@ def main() -> None:
     ap.add_argument("--alpha-min", type=float, default=0.2)
     ap.add_argument("--alpha-max", type=float, default=2.5)
     ap.add_argument("--num", type=int, default=24)
-    ap.add_argument("--demo", action="store_true", help="the demo's quick settings")
     args = ap.parse_args()
     kw = dict(
         alpha_min=args.alpha_min,
@@ -38,8 +35,6 @@ def main() -> None:
         order=args.order,
         check_order=args.check_order,
     )
-    if args.demo:
-        kw = dict(QUICK_TRANSITIONS)
     print(", ".join(f"{k}={v}" for k, v in kw.items()))
     print(
         "omega  alpha_c  alpha_c_err  alpha_l  alpha_l_err  spin_sem  spin_pos  wall_s  cpu_s"

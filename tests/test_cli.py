@@ -296,7 +296,7 @@ BAD_INPUT = [
     (["theory", "--branch", "mixed"], "--branch must be one of"),
     (["theory", "--engine", "general", "--points", "1"], "--points and --randomisations"),
     # figure
-    (["figure", "fig9"], "NAME must be one of"),
+    (["figure", "fig5"], "NAME must be one of"),
     (["figure", "fig2", "--workers", "0"], "--workers must be >= 1"),
     (["figure", "fig3", "--out", "FILE"], "--out: FILE is a file"),
     # histogram

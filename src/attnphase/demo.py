@@ -18,7 +18,6 @@ from .params import ModelParams, check_int
 from .sweep.store import SweepError, check_store
 
 ALPHA_RANGE = (0.1, 2.0)
-OMEGA_LINE = {False: (0.05, 0.5, 10), True: (0.02, 0.5, 25)}  # quick, full: start, stop, num
 REPORTED_OMEGAS = (0.1, 0.2, 0.3, 0.4)
 TABLES = ("theory.csv", "transitions.csv", "histogram.csv")
 FIGURES = ("fig2_theory", "fig3", "histogram_attention", "histogram_training")
@@ -72,8 +71,8 @@ def run_demo(
     """Quick (default) or paper-sized (`full`) demo into `out`; `report(name, table)` is called
     with "theory", "transitions" (the rows at REPORTED_OMEGAS) and "histogram" as each table
     is written. The transition lines are followed by continuation at the default accuracy
-    over OMEGA_LINE, resumable through out/transitions.sqlite."""
-    from .figures import grid, make_fig3
+    over `figures.line_omegas`, resumable through out/transitions.sqlite."""
+    from .figures import grid, line_omegas, make_fig3
     from .histogram import HistogramConfig, run_histogram
     from .histogram.figures import attention_figure, training_figure
     from .plots import learning_curves
@@ -95,7 +94,7 @@ def run_demo(
     from .transitions.table import transition_table
 
     lines = transition_table(
-        p, grid(*OMEGA_LINE[full]), store=out / LINES_STORE, workers=2, progress=progress
+        p, line_omegas(not full), store=out / LINES_STORE, workers=2, progress=progress
     )
     _write_table(lines, out / "transitions.csv")
     announce("transitions", lines[lines["omega"].round(9).isin(REPORTED_OMEGAS)])

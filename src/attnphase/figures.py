@@ -25,7 +25,7 @@ from .params import ModelParams
 from .plots import fig3, finite_size, simulation_overlay
 from .sweep import SweepSpec, run_sweep
 from .theory import branch_curves
-from .transitions import find_transitions
+from .transitions.table import transition_table
 
 FIGURES = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9", "histogram")
 # `figure all`: every figure but the histogram task (11 min in its quick mode, `figure histogram`)
@@ -53,41 +53,22 @@ def _sims(out: Path, name: str, grid: dict, base: dict, workers: int) -> pd.Data
     return df[keep]
 
 
-# find_transitions' own alpha grid ([0.2, 2.5], 24 points, step 0.1) in both modes: a coarser
-# grid misses alpha_c at omega = 0.1, where it lies only 0.17 above the semantic spinodal.
-# Measured by benchmarks/transitions_table.py (README, "Transitions"): at omega = 0.1, 0.3, 0.5
-# the quick orders give the same verdicts as the default orders (64, 24)/(48, 16), with
-# alpha_c, alpha_l within 0.003 and the spinodals within 0.04 of them.
-QUICK_TRANSITIONS = {
-    "alpha_min": 0.2,
-    "alpha_max": 2.5,
-    "num": 24,
-    "order": (24, 8),
-    "check_order": (16, 8),
-}
-FULL_TRANSITIONS = {"alpha_min": 0.2, "alpha_max": 2.5, "num": 24}
-QUICK_NOTE = (
-    "approximate: quadrature orders (24, 8), errors = change from (16, 8); at omega = 0.1, "
-    "0.3, 0.5 alpha_c and alpha_l lie within 0.003, the spinodals within 0.04 of the default "
-    "orders (`attnphase transition`, 4-11 CPU-minutes per omega)"
-)
-
-
 def grid(start: float, stop: float, num: int) -> list[float]:
     """num evenly spaced values from start to stop, rounded to 12 significant digits so that
     tables and stores show 0.3, not linspace's 0.30000000000000004."""
     return [float(f"{v:.12g}") for v in np.linspace(start, stop, num)]
 
 
-def transition_lines(omegas, p: ModelParams, quick: bool) -> pd.DataFrame:
-    """alpha_c(omega) and alpha_l(omega) (theory), one row per omega; quick: coarse
-    quadrature orders, whose numbers are approximate (QUICK_NOTE)."""
-    kw = QUICK_TRANSITIONS if quick else FULL_TRANSITIONS
-    rows = []
-    for omega in omegas:
-        pw = ModelParams(omega=float(f"{omega:.12g}"), sigma=p.sigma, lam=p.lam, A=p.A)
-        rows.append(find_transitions(pw, **kw).as_dict())
-    return pd.DataFrame(rows)
+def line_omegas(quick: bool) -> list[float]:
+    """The omegas of the theory lines drawn on phase diagrams (and the demo's table)."""
+    return grid(0.05, 0.5, 10) if quick else grid(0.02, 0.5, 25)
+
+
+def transition_lines(omegas, p: ModelParams, quick: bool = True) -> pd.DataFrame:
+    """alpha_c(omega), alpha_l(omega) and the spinodals (theory), one row per omega, followed
+    by continuation at the default accuracy (`transition_table`; `quick` is kept for the
+    figures' signature: continuation is fast enough for both sizes)."""
+    return transition_table(p, [float(f"{w:.12g}") for w in omegas], workers=2)
 
 
 def sizes(name: str, quick: bool) -> dict:
@@ -155,7 +136,7 @@ def _theory(out: Path, name: str, alphas, omegas, p: ModelParams, order) -> pd.D
 
 def cached_lines(out: Path, name: str, omegas, p: ModelParams, quick: bool) -> pd.DataFrame:
     """`transition_lines` at these omegas, cached in `<name>_transitions.csv`."""
-    key = {**_model_key(p), "omegas": list(omegas), "quick": quick}
+    key = {**_model_key(p), "omegas": list(omegas), "method": "continuation"}
     path = out / f"{name}_transitions.csv"
     return _cached(path, key, lambda: transition_lines(omegas, p, quick))
 
@@ -212,7 +193,7 @@ def make_fig3(
         workers,
     )
     if lines is None:
-        lines = cached_lines(out, "fig3", size["omegas"], p, quick)
+        lines = cached_lines(out, "fig3", line_omegas(quick), p, quick)
     return fig3(sims, lines, out / "fig3.png")
 
 

@@ -14,6 +14,7 @@ from .app import app
 from .common import UsageError, _fail, _usage, check_outputs, figure_files
 from .histogram import HISTOGRAM_COLUMNS
 from .theory import THEORY_COLUMNS
+from .transition import TABLE_COLUMNS as TRANSITION_COLUMNS
 
 
 @app.command()
@@ -65,14 +66,7 @@ def figure(
 
 TABLE_COLUMNS = {
     "theory": THEORY_COLUMNS,
-    "transitions": [
-        "omega",
-        "alpha_c",
-        "alpha_c_err",
-        "alpha_l",
-        "alpha_l_err",
-        "spinodal_semantic",
-    ],
+    "transitions": ["omega", *TRANSITION_COLUMNS],
     "histogram": HISTOGRAM_COLUMNS,
 }
 
@@ -84,11 +78,12 @@ def demo(
     full: Annotated[bool, typer.Option(help="paper-sized figures (much longer)")] = False,
 ) -> None:
     """The paper in one command: learning curves of both branches for alpha in [0.1, 2]
-    (results/theory.csv, fig2_theory.png), alpha_c and alpha_l for omega in {0.1, 0.3, 0.5}
-    (transitions.csv), a small empirical phase diagram (d=100, 5 x 3 grid) with the theory
-    lines (fig3.png), and the histogram task in its quick mode (histogram.csv,
-    histogram_attention.png, histogram_training.png). --full: 10 omegas, a 10 x 10 diagram at
-    d=500 and the 10-run histogram comparison (hours)."""
+    (results/theory.csv, fig2_theory.png), the transition lines by continuation over omega
+    0.05..0.5 at the default accuracy (transitions.csv; the rows at omega 0.1-0.4 printed), a
+    small empirical phase diagram (d=100, 5 x 3 grid) with the theory lines (fig3.png), and
+    the histogram task in its quick mode (histogram.csv, histogram_attention.png,
+    histogram_training.png). --full: 25 omegas, the paper's 25 x 25 diagram at d=1000 and the
+    10-run histogram comparison (hours)."""
     from ..demo import check_demo, run_demo
     from ..histogram import CheckpointError
     from ..sweep import SweepError
@@ -98,13 +93,9 @@ def demo(
     except ValueError as err:
         _fail(_usage(err))
 
-    from ..figures import QUICK_NOTE
-
     def show(name: str, table) -> None:
         columns = [c for c in TABLE_COLUMNS[name] if c in table]
         typer.echo(render(table.to_dict("records"), "table", columns))
-        if name == "transitions" and not full:
-            typer.echo(f"note: {QUICK_NOTE}")
 
     try:
         run_demo(out, full=full, num=num, progress=sys.stderr.isatty(), report=show)

@@ -79,8 +79,11 @@ def transition(
     encoding: EncodingOpt = None,
     engine: EngineOpt = "auto",
     method: Annotated[
-        str, typer.Option(help="continuation (exact L=2 engine) | scan (either engine)")
-    ] = "continuation",
+        str,
+        typer.Option(
+            help="auto (continuation with the exact L=2 engine, else scan) | continuation | scan"
+        ),
+    ] = "auto",
     alpha_min: Annotated[float, typer.Option(help="lower end of the alpha range")] = 0.2,
     alpha_max: Annotated[float, typer.Option(help="upper end of the alpha range")] = 2.5,
     num: Annotated[int, typer.Option(help="scan: alpha grid points per value")] = 24,
@@ -108,8 +111,8 @@ def transition(
 ) -> None:
     """alpha_c (positional -> semantic global minimum), alpha_l (attention beats the linear
     baseline) and the spinodals with error estimates, one row per value of the one parameter
-    given as a list or range (THEORY.md §5): followed by continuation (default), or scanned
-    at every value."""
+    given as a list or range (THEORY.md §5): followed by continuation (exact L=2 engine), or
+    scanned at every value (either engine)."""
     from ..sweep.store import SweepError, check_store
     from ..transitions.table import METHODS, transition_table
 

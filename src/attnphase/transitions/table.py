@@ -25,7 +25,7 @@ from .l2 import CHECK_ORDER
 from .l2_lines import LINES, PATHS
 from .line_table import transition_table as l2_line_table
 
-METHODS = ("continuation", "scan")
+METHODS = ("auto", "continuation", "scan")
 
 
 def _summary(row: dict) -> str:
@@ -83,7 +83,7 @@ def transition_table(
     values: Sequence[float],
     *,
     parameter: str = "omega",
-    method: str = "continuation",
+    method: str = "auto",
     engine: str = "auto",
     alpha_min: float = 0.2,
     alpha_max: float = 2.5,
@@ -99,10 +99,12 @@ def transition_table(
     progress: bool = False,
 ) -> pd.DataFrame:
     """alpha_c, alpha_l and both spinodals at each value of `parameter` (omega, sigma or lam).
-    method "continuation" (exact L=2 engine): lines followed through `store` (resumable; a
-    temporary store when None), in `workers` local processes or on the Dask `scheduler`;
-    "scan": `find_transitions` at every value (num alphas per scan; either engine).
-    `lines`: the lines to follow (continuation; a scan finds all four)."""
+
+    method "continuation" (exact L=2 engine): the lines followed through `store` (resumable;
+    a temporary store when None), in `workers` local processes or on the Dask `scheduler`;
+    "scan": `find_transitions` at every value (num alphas per scan; either engine); "auto":
+    continuation with the exact engine, scan otherwise. `lines`: the lines to follow
+    (continuation; a scan finds all four)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if parameter not in PATHS or parameter == "A":
@@ -111,6 +113,8 @@ def transition_table(
     for s in values:
         replace(p, **{parameter: s})  # ModelParams validates every value before any work
     chosen = pick_engine(engine, p)
+    if method == "auto":
+        method = "continuation" if chosen == "l2" else "scan"
     if method == "continuation" and chosen != "l2":
         raise ValueError(
             "method: continuation needs the exact L=2 engine (L=2, r=t=1); use method scan"

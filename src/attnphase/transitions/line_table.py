@@ -94,10 +94,11 @@ def _point_from(s: float, rec: dict) -> LinePoint:
     return LinePoint(s, alpha, err, states, rec["evaluations"], rec["status"], z, t)
 
 
-def _stored_or_computed(db: ResultStore, rid: str, kind: str, params: dict, compute: Callable):
-    """The stored result of point rid, or compute() stored under it (claimed first); a point
-    that another live run holds is waited for."""
-    owner = Owner.current()
+def _stored_or_computed(
+    db: ResultStore, owner: Owner, rid: str, kind: str, params: dict, compute: Callable
+):
+    """The stored result of point rid, or compute() stored under it (claimed by `owner`,
+    whose leases a Heartbeat renews, first); a point another live run holds is waited for."""
     while True:
         state, attempt = db.claim(rid, owner, retry=True, lease=LEASE_SECONDS)
         if state == DONE:
@@ -117,15 +118,13 @@ def _stored_or_computed(db: ResultStore, rid: str, kind: str, params: dict, comp
     return result
 
 
-def _starts_record(starts: dict) -> dict:
-    return {
-        name: start
-        if isinstance(start, str)
-        else [float(start[0]), [float(v) for v in start[-1]]]
-        if name.startswith("spinodal")
-        else [[float(v) for v in start[0]]]
-        for name, start in starts.items()
-    }
+def _start_record(name: str, start: tuple | str):
+    """A line's start as JSON: its reason, [t0, z0] (spinodal) or [z0]."""
+    if isinstance(start, str):
+        return start
+    if name.startswith("spinodal"):
+        return [float(start[0]), [float(v) for v in start[1]]]
+    return [[float(v) for v in start[0]]]
 
 
 def _start_from(name: str, rec) -> tuple | str:
@@ -153,7 +152,7 @@ def run_segment(kind: str, params: dict) -> dict:
             rid = setup.point_id(name, s)
             point_params = {"line": name, "value": s, **setup.key()}
             rec = _stored_or_computed(
-                db, rid, LINE_KIND, point_params, lambda s=s: _point_record(follower.step(s))
+                db, owner, rid, LINE_KIND, point_params, lambda s=s: _point_record(follower.step(s))
             )
             pt = _point_from(s, rec)
             if not follower.history or follower.history[-1][0] != s:
@@ -227,10 +226,14 @@ def transition_table(
             def scan(s: float) -> dict:
                 rec = _stored_or_computed(
                     db,
+                    owner,
                     setup.scan_id(s),
                     SCAN_KIND,
                     {"value": s, **setup.key()},
-                    lambda: _starts_record(line_starts(lines, s, alpha_min, alpha_max)),
+                    lambda: {
+                        name: _start_record(name, start)
+                        for name, start in line_starts(lines, s, alpha_min, alpha_max).items()
+                    },
                 )
                 return {name: _start_from(name, rec[name]) for name in LINES}
 
@@ -249,7 +252,7 @@ def transition_table(
         tasks = []
         for name, (i, start) in starts.items():
             for seg in _segments(values, i):
-                rec = _starts_record({name: start})[name]
+                rec = _start_record(name, start)
                 tasks.append(
                     {
                         "setup": setup.key(),

@@ -35,13 +35,13 @@ def semantic_fixed_point():
     start = MatrixOverlaps(*(np.array(v) for v in near))
     res = solve_general(1.5, p, init=start, branch="semantic", channels=channels)
     assert res.converged
-    return p, channels[0], _Layout(1, 1, 1).pack(res.solutions[0].overlaps)
+    return p, channels[0], _Layout(1, 1, 1).pack(res.solutions[0].overlaps), res.solutions[0]
 
 
 def test_branch_map_residual_vanishes_at_the_engines_fixed_point_and_not_off_it(
     semantic_fixed_point,
 ):
-    p, channel, x = semantic_fixed_point
+    p, channel, x, sol = semantic_fixed_point
     bmap = GeneralBranchMap("semantic", p, channel)
     assert list(bmap.free) == [0, 2, 3]  # q, theta, V free; M pinned at 0
     assert bmap.full(x[bmap.free])[bmap.free[bmap.order_slot]] == x[2]  # theta
@@ -49,7 +49,9 @@ def test_branch_map_residual_vanishes_at_the_engines_fixed_point_and_not_off_it(
     # solve_one stops at relative residual 1e-5 (its prox warm-started, ours from fixed
     # guesses: the same global minima at this point)
     assert np.all(np.abs(g) <= SOLVER_TOL * np.abs(x[bmap.free]))
-    assert loss > 0 and err > 0
+    # the engine's observables at its fixed point (measured equal to all 17 digits at alpha 1.3)
+    assert loss == pytest.approx(sol.observables["train_loss"], rel=1e-9)
+    assert err == pytest.approx(sol.observables["test_error"], rel=1e-9)
     # 1% off the fixed point the residual is >= 1e-3 relative (measured: 1.9e-3 on theta)
     off, _, _ = bmap.evaluate(1.01 * x[bmap.free], 1.5)
     assert np.max(np.abs(off) / np.abs(x[bmap.free])) > 1e-3
@@ -59,7 +61,7 @@ def test_branch_map_residual_vanishes_at_the_engines_fixed_point_and_not_off_it(
 
 
 def test_branch_map_is_off_domain_where_collapsed_or_inadmissible(semantic_fixed_point):
-    p, channel, x = semantic_fixed_point
+    p, channel, x, _ = semantic_fixed_point
     bmap = GeneralBranchMap("semantic", p, channel)
     collapsed = x.copy()
     collapsed[2] = 1e-6

@@ -40,7 +40,6 @@ def no_compute(monkeypatch):
         (["--workers", "0"], "--workers"),
         (["--order", "1,2"], "--order"),
         (["--format", "xml"], "--format"),
-        (["--A", "0.2,0.3,0.5,0.1,0.4,0.5,0.3,0.3,0.4", "--method", "continuation"], "--method"),
         (["--plot", "FILE/lines.png"], "--plot: cannot write"),
         (["--plot", "DIR/lines.xyz"], "--plot: cannot tell the image format"),
         (["--store", "DIR"], "--store"),

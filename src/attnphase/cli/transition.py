@@ -81,7 +81,8 @@ def transition(
     method: Annotated[
         str,
         typer.Option(
-            help="auto (continuation with the exact L=2 engine, else scan) | continuation | scan"
+            help="auto (continuation with the exact L=2 engine, scan with the general one) "
+            "| continuation | scan"
         ),
     ] = "auto",
     alpha_min: Annotated[float, typer.Option(help="lower end of the alpha range")] = 0.2,
@@ -97,7 +98,7 @@ def transition(
     randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,
     store: Annotated[
         Path | None,
-        typer.Option(help="continuation: SQLite store to resume from and add to (default: none)"),
+        typer.Option(help="continuation, exact engine: SQLite store to resume from and add to"),
     ] = None,
     lines: Annotated[
         str, typer.Option(help="continuation: all, or some of " + ",".join(LINES))
@@ -126,8 +127,6 @@ def transition(
         orders = parse_order(order), parse_order(check_order, "--check-order")
         if method not in METHODS:
             raise UsageError(f"--method must be one of {METHODS}, got {method!r}")
-        if method == "continuation" and chosen != "l2":
-            raise UsageError("--method: continuation needs the exact L=2 engine; use --method scan")
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         if not 0 < alpha_min < alpha_max < float("inf"):

@@ -58,6 +58,25 @@ def _global_minimum_alpha_l(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _general_rows(p, values, parameter, **kw) -> pd.DataFrame:
+    """`general_transition_lines` (continuation on every scrambling, in this process) as rows:
+    mean over scramblings and its standard error."""
+    from .general_lines import general_transition_lines
+
+    lines = general_transition_lines(p, values, parameter=parameter, **kw)
+    rows = []
+    for i, s in enumerate(values):
+        row: dict = {parameter: s}
+        for name in LINES:
+            pt = lines[name][i] if name in lines else None
+            row[name] = pt.alpha if pt else math.nan
+            row[f"{name}_err"] = pt.alpha_err if pt else math.nan
+            row[f"{name}_status"] = pt.status if pt else "not requested"
+            row[f"{name}_evaluations"] = pt.evaluations if pt else 0
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def _scan_rows(p, values, parameter, progress, **scan) -> list[dict]:
     """`find_transitions(**scan)` at every value."""
     from tqdm.auto import tqdm
@@ -100,11 +119,12 @@ def transition_table(
 ) -> pd.DataFrame:
     """alpha_c, alpha_l and both spinodals at each value of `parameter` (omega, sigma or lam).
 
-    method "continuation" (exact L=2 engine): the lines followed through `store` (resumable;
+    method "continuation": exact L=2 engine, the lines followed through `store` (resumable;
     a temporary store when None), in `workers` local processes or on the Dask `scheduler`;
-    "scan": `find_transitions` at every value (num alphas per scan; either engine); "auto":
-    continuation with the exact engine, scan otherwise. `lines`: the lines to follow
-    (continuation; a scan finds all four)."""
+    general engine, followed on every scrambling in this process (`general_lines`; no store,
+    `points` per scrambling). "scan": `find_transitions` at every value (num alphas per scan;
+    either engine). "auto": continuation with the exact engine, scan with the general one.
+    `lines`: the lines to follow (continuation; a scan finds all four)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if parameter not in PATHS or parameter == "A":
@@ -115,10 +135,6 @@ def transition_table(
     chosen = pick_engine(engine, p)
     if method == "auto":
         method = "continuation" if chosen == "l2" else "scan"
-    if method == "continuation" and chosen != "l2":
-        raise ValueError(
-            "method: continuation needs the exact L=2 engine (L=2, r=t=1); use method scan"
-        )
     if method == "scan":
         rows = _scan_rows(
             p,
@@ -135,6 +151,18 @@ def transition_table(
             randomisations=randomisations,
         )
         df = pd.DataFrame(rows)
+    elif chosen == "general":
+        df = _general_rows(
+            p,
+            values,
+            parameter,
+            points=points,
+            randomisations=randomisations,
+            alpha_min=alpha_min,
+            alpha_max=alpha_max,
+            names=lines,
+            progress=progress,
+        )
     else:
         backend = "dask" if scheduler else ("process" if workers > 1 else "serial")
         with tempfile.TemporaryDirectory() as tmp:

@@ -25,6 +25,8 @@ import numpy as np
 from .newton import newton_broyden
 
 MAX_HALVINGS = 4
+NEWTON_TOL = 1e-10  # the corrector's step tolerance (an engine whose map repeats only to ~1e-9,
+# the general engine's with its prox warm starts, sets its own: `newton_tol` of its lines)
 FOLD_RATIO = 2**0.5  # spacing of the samples of alpha(t) in the fold search
 FOLD_SAMPLES = 16
 SAMPLE_T_MIN = 1e-3  # the smallest order parameter sampled in a fold search
@@ -73,8 +75,10 @@ class LineFollower:
         *,
         alpha_window: tuple[float, float],
         check: Check | None = None,
+        tol: float = NEWTON_TOL,
     ):
         self.make, self.z0, self.window, self.check = make_system, z0, alpha_window, check
+        self.tol = tol
         self.history: list[tuple[float, np.ndarray]] = []
         self.J = None
         self.ended = ""
@@ -92,7 +96,9 @@ class LineFollower:
         evals, s_try, halvings = 0, s, 0
         while True:
             system = self.make(s_try)
-            rep = newton_broyden(system, _predict(self.history, s_try, self.z0), self.J)
+            rep = newton_broyden(
+                system, _predict(self.history, s_try, self.z0), self.J, tol=self.tol
+            )
             evals += system.evaluations
             alpha = rep.z[-1]
             if rep.converged and self.window[0] <= alpha <= self.window[1]:
@@ -160,8 +166,9 @@ class _AlphaOfT:
     """alpha(t) of a spinodal system at one parameter value, each solve started from the secant
     through the two nearest t solved before, with the Jacobian carried from solve to solve."""
 
-    def __init__(self, make: Callable[[float], object], t0: float, z0: np.ndarray, J=None):
+    def __init__(self, make: Callable[[float], object], t0: float, z0: np.ndarray, J, tol):
         self.make, self.solved, self.J, self.evaluations = make, {t0: z0}, J, 0
+        self.tol = tol
 
     def __call__(self, t: float) -> float:
         system = self.make(t)
@@ -170,7 +177,7 @@ class _AlphaOfT:
         if len(near) == 2:  # secant in t through the two nearest solutions
             (t1, t2), (z1, z2) = near, (self.solved[near[0]], self.solved[near[1]])
             z = z1 + (z1 - z2) * (t - t1) / (t1 - t2)
-        rep = newton_broyden(system, z, self.J)
+        rep = newton_broyden(system, z, self.J, tol=self.tol)
         self.evaluations += system.evaluations
         if not rep.converged:
             return math.nan
@@ -182,7 +189,14 @@ class _AlphaOfT:
         return Fold(t, self.solved.get(t), self.J, self.evaluations, status)
 
 
-def fold_on(make: Callable[[float], object], z0: np.ndarray, t0: float, sign: float, J=None):
+def fold_on(
+    make: Callable[[float], object],
+    z0: np.ndarray,
+    t0: float,
+    sign: float,
+    J=None,
+    tol: float = NEWTON_TOL,
+):
     """The extremum (sign +1: minimum, -1: maximum) of alpha(t) near t0.
 
     alpha(t) carries noise of ~1e-4 at the default quadrature order (the global prox
@@ -194,7 +208,7 @@ def fold_on(make: Callable[[float], object], z0: np.ndarray, t0: float, sign: fl
     bifurcates from the trivial fixed point: its end is alpha(BIFURCATION_T) = alpha(0) +
     O(t^2), by the symmetry t -> -t of the invariant manifold t = 0 (the order parameter's
     residual is divided by t, so this is the trivial point's critical alpha)."""
-    a = _AlphaOfT(make, t0, z0, J)
+    a = _AlphaOfT(make, t0, z0, J, tol)
     samples = {max(t0, SAMPLE_T_MIN): math.nan}
     for _ in range(FOLD_SAMPLES):
         for t in samples:
@@ -259,8 +273,10 @@ class FoldFollower:
         *,
         alpha_window: tuple[float, float],
         check: FoldCheck | None = None,
+        tol: float = NEWTON_TOL,
     ):
         self.make, self.sign, self.window, self.check = make_fold, sign, alpha_window, check
+        self.tol = tol
         self.t0, self.z0 = t0, z0
         self.history: list[tuple[float, float, np.ndarray]] = []
         self.J = None
@@ -276,7 +292,7 @@ class FoldFollower:
         if self.ended:
             return ended_point(s, self.ended)
         t, z = _predict_fold(self.history, s) if self.history else (self.t0, self.z0)
-        fold = fold_on(lambda u: self.make(s, u), z, t, self.sign, self.J)
+        fold = fold_on(lambda u: self.make(s, u), z, t, self.sign, self.J, self.tol)
         self.J = fold.jacobian
         zf = fold.z
         if zf is None or not self.window[0] <= zf[-1] <= self.window[1]:

@@ -21,7 +21,14 @@ import numpy as np
 from ..baseline import linear_test_error
 from ..params import ModelParams
 from ..theory import DEFAULT_ORDER, NonConvergenceWarning
-from .continuation import FoldFollower, LineFollower, LinePoint, fold_on, solve_root
+from .continuation import (
+    NEWTON_TOL,
+    FoldFollower,
+    LineFollower,
+    LinePoint,
+    fold_on,
+    solve_root,
+)
 from .l2 import CHECK_ORDER
 from .roots import bracket_sign_changes
 from .systems import BranchAtOrder, BranchMap, CrossingSystem, LinearSystem
@@ -194,12 +201,14 @@ def line_follower(
     name: str, lines: L2Lines, start: tuple | str | None, alpha_window: tuple[float, float]
 ) -> LineFollower | FoldFollower:
     """The follower of one line from its start (`line_starts`: a tuple, or the reason there is
-    none; None when the line resumes from stored points)."""
+    none; None when the line resumes from stored points), with the corrector tolerance of the
+    lines' engine (`newton_tol`, default NEWTON_TOL)."""
     z0 = start[-1] if isinstance(start, tuple) else None
+    tol = getattr(lines, "newton_tol", NEWTON_TOL)
     if name in ("alpha_c", "alpha_l"):
         make = lines.crossing if name == "alpha_c" else lines.linear
         follower: LineFollower | FoldFollower = LineFollower(
-            make, z0, alpha_window=alpha_window, check=lines.check(name)
+            make, z0, alpha_window=alpha_window, check=lines.check(name), tol=tol
         )
     else:
         branch = name.removeprefix("spinodal_")
@@ -210,6 +219,7 @@ def line_follower(
             z0,
             alpha_window=alpha_window,
             check=lines.check_fold(branch),
+            tol=tol,
         )
     if isinstance(start, str):
         follower.ended = start

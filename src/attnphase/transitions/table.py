@@ -1,6 +1,7 @@
 """Transition lines as a table, one row per value of the varied parameter (THEORY.md §5,
-issue 12): by continuation (`line_table`, exact L=2 engine) or by an independent scan at each
-value (`find_transitions`, either engine), in one column layout.
+issue 12): by continuation (`line_table` for the exact L=2 engine, `general_lines` for the
+general one) or by an independent scan at each value (`find_transitions`, either engine), in
+one column layout.
 
 Columns: the parameter, then for each line of LINES its value, `_err`, `_status` and
 `_evaluations` (SE map evaluations; 0 for scans), and `status`: "converged" when every line
@@ -41,9 +42,9 @@ def _summary(row: dict) -> str:
 def _global_minimum_alpha_l(df: pd.DataFrame) -> pd.DataFrame:
     """alpha_l is where the GLOBAL minimum's eps_g crosses eps_lin; the continuation follows
     the semantic branch's crossing. Where that lies below alpha_c the positional branch is the
-    global minimum there, and eps_g jumps below eps_lin at alpha_c: alpha_l = alpha_c (the
-    positional branch's own eps_g is taken to stay above eps_lin, as at every omega of the
-    scans in the README)."""
+    global minimum there, and eps_g jumps below eps_lin at alpha_c: alpha_l = alpha_c. This
+    assumes the positional branch's own eps_g stays above eps_lin below alpha_c, which is not
+    checked here (the scan method checks it)."""
     df = df.copy()
     below = np.isfinite(df["alpha_l"]) & (df["alpha_l"] < df["alpha_c"])
     for i in np.flatnonzero(below.to_numpy()):

@@ -140,8 +140,9 @@ def test_l3_alpha_c_line_continues_from_the_scan_value():
     """The corrector runs at GeneralLines.newton_tol = 1e-7: at 1e-10 (1 + |z|) it never
     converged on one scrambling's map (the prox warm starts make G repeat only to ~6e-10;
     'maximum iterations reached' after 320 SE map evaluations), at 1e-7 it did in 146.
-    L = 3 (A = 0.6 on the diagonal, 0.2 off it, C = (1, 0, -1)): both branches exist at alpha_c (THEORY.md §7.6: the positional one up to alpha ~ 1.28), and the continued alpha_c
-    at omega 0.3 agrees with the scan-and-Brent value of the general engine, 0.408 +- 0.003
+    L = 3 (A = 0.6 on the diagonal, 0.2 off it, C = (1, 0, -1)): both branches exist at alpha_c
+    (THEORY.md §7.6: the positional one up to alpha ~ 1.28), and the continued alpha_c at
+    omega 0.3 agrees with the scan-and-Brent value of the general engine, 0.408 +- 0.003
     (README: `attnphase transition --A $A --alpha-min 0.1 --alpha-max 0.5 --num 3 --points
     2048`, 4 scramblings, the first two the same as here) within three combined errors."""
     A = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]

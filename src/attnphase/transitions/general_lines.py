@@ -45,9 +45,7 @@ from .general import ON_BRANCH, BranchOnScrambling
 from .l2_lines import LINES, SCAN_NUM, line_follower, parameter_path
 from .newton import OffDomain
 from .roots import bracket_sign_changes
-from .systems import BranchAtOrder, CrossingSystem, LinearSystem
-
-CACHE_SIZE = 64
+from .systems import BranchAtOrder, CachedBranchMap, CrossingSystem, LinearSystem
 
 
 def order_index(layout: _Layout, branch: str) -> int:
@@ -60,41 +58,22 @@ def order_index(layout: _Layout, branch: str) -> int:
     raise ValueError(f"branch must be semantic or positional, got {branch!r}")
 
 
-class GeneralBranchMap:
+class GeneralBranchMap(CachedBranchMap):
     """G(x; alpha) = SE(x) - x of the general engine on one scrambling (`GeneralMap`: the
     pinned components of `free_overlaps` stay at zero), on the branch's free components, with
-    the training loss -Phi and the test error eps_g at x (`engine._observables`); the last
-    evaluations are cached.
+    the training loss -Phi and the test error eps_g at x (`engine._observables`).
 
     The prox of every point starts from fixed guesses and from the map's own previous
     minimisers (`GeneralChannel`); the channel's warm start is swapped in and out per map, so
     that maps of two branches on one scrambling do not start each other's proxes."""
 
     def __init__(self, branch: str, p: ModelParams, channel: GeneralChannel):
-        self.branch, self.p, self.channel = branch, p, channel
-        self.layout = _Layout(p.rank, p.K, p.teacher_rank)
-        self.keep = self.layout.mask(branch)
-        self.free = np.flatnonzero(self.keep)
-        self._order = self.layout.blocks()[2 if branch == "semantic" else 1]
-        self.order_slot = int(np.flatnonzero(self.free == order_index(self.layout, branch))[0])
-        self.evaluations = 0  # SE map evaluations (cache hits not counted)
-        self._cache: dict[bytes, tuple[np.ndarray, float, float]] = {}
+        layout = _Layout(p.rank, p.K, p.teacher_rank)
+        self.keep = layout.mask(branch)
+        super().__init__(branch, self.keep, order_index(layout, branch))
+        self.p, self.channel, self.layout = p, channel, layout
+        self._order = layout.blocks()[2 if branch == "semantic" else 1]
         self._warm: np.ndarray | None = None
-
-    def full(self, xf: np.ndarray) -> np.ndarray:
-        x = np.zeros(self.keep.size)
-        x[self.free] = xf
-        return x
-
-    def evaluate(self, xf: np.ndarray, alpha: float) -> tuple[np.ndarray, float, float]:
-        """(G on the free components, training loss -Phi, test error) at x, alpha."""
-        key = np.append(xf, alpha).tobytes()
-        if key not in self._cache:
-            self.evaluations += 1
-            self._cache[key] = self._evaluate(np.asarray(xf, dtype=float), float(alpha))
-            if len(self._cache) > CACHE_SIZE:
-                self._cache.pop(next(iter(self._cache)))
-        return self._cache[key]
 
     def _evaluate(self, xf, alpha):
         x = self.full(xf)
@@ -122,10 +101,10 @@ class GeneralLines:
     None: the error of a root is the spread over scramblings (`general_transition_lines`).
 
     newton_tol: the step tolerance the corrector needs on this engine (`newton_broyden`'s
-    tol; not yet read by `continuation`, whose 1e-10 is not reached at L = 3: 'maximum
-    iterations' after 320 evaluations at omega 0.3, 2048 points, where tol 1e-7 converges in
-    146 cold and 16 warm, residual 3e-9). The map repeats itself only to ~6e-10 (the prox's
-    warm start from the previous evaluation decides a few nodes)."""
+    tol, read by `l2_lines.line_follower`; continuation's default 1e-10 is not reached at
+    L = 3: 'maximum iterations' after 320 evaluations at omega 0.3, 2048 points, where tol
+    1e-7 converges in 146 cold and 16 warm, residual 3e-9). The map repeats itself only to
+    ~6e-10 (the prox's warm start from the previous evaluation decides a few nodes)."""
 
     newton_tol = 1e-7
 

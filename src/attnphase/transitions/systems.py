@@ -9,8 +9,8 @@ A branch's state is the free components of its overlaps (q, m, V, theta) (the pi
              G_b = 0 with the order parameter (theta or m) held at t  (a fold: dG/dx singular)
 R = -Phi is the training loss (eq. 14), eps_g the test error (eq. 10).
 
-The systems only use a branch map's `free`, `full`, `order_slot`, `evaluate` and
-`evaluations`, so any engine's branch map fits them; `BranchMap` is the exact L=2 one.
+The systems only use the interface of `CachedBranchMap`, so any engine's branch map fits them;
+`BranchMap` is the exact L=2 one.
 """
 
 from __future__ import annotations
@@ -26,25 +26,26 @@ from .newton import OffDomain, fd_jacobian
 
 ON_BRANCH = 1e-5  # |theta| (semantic) or |m| (positional) below this: collapsed to trivial
 FOLD_STEP = 1e-5  # relative step of the inner finite differences of the fold's dG/dx
+CACHE_SIZE = 64  # evaluations a branch map remembers
 
 
-class BranchMap:
-    """G(x; alpha) of one branch on its free components, with the observables at x; the last
-    evaluations are cached (finite differences of a system perturb one branch at a time)."""
+class CachedBranchMap:
+    """The branch-map interface the systems use: `free` (indices of the free components in
+    the full state), `order_slot` (the order parameter's position among them), `full`,
+    `evaluations` (SE map evaluations; cache hits not counted) and `evaluate`, which caches
+    the last CACHE_SIZE results (finite differences of a system perturb one branch at a
+    time). Engines implement `_evaluate(xf, alpha)`."""
 
-    def __init__(self, branch: str, p: ModelParams, order: tuple[int, int]):
-        self.branch, self.p = branch, p
-        self.integ = ChannelIntegrator(*order)
-        pinned = pinned_overlaps(branch, p)
-        keep = np.array([True, not pinned[0], True, not pinned[1]])
+    def __init__(self, branch: str, keep: np.ndarray, order_index: int):
+        self.branch = branch
+        self.size = keep.size
         self.free = np.flatnonzero(keep)
-        order_index = 3 if branch == "semantic" else 1  # theta or m in (q, m, V, theta)
         self.order_slot = int(np.flatnonzero(self.free == order_index)[0])
-        self.evaluations = 0  # SE map evaluations (cache hits not counted)
+        self.evaluations = 0
         self._cache: dict[bytes, tuple[np.ndarray, float, float]] = {}
 
     def full(self, xf: np.ndarray) -> np.ndarray:
-        x = np.zeros(4)
+        x = np.zeros(self.size)
         x[self.free] = xf
         return x
 
@@ -53,10 +54,25 @@ class BranchMap:
         key = np.append(xf, alpha).tobytes()
         if key not in self._cache:
             self.evaluations += 1
-            self._cache[key] = self._evaluate(xf, alpha)
-            if len(self._cache) > 64:
+            self._cache[key] = self._evaluate(np.asarray(xf, dtype=float), float(alpha))
+            if len(self._cache) > CACHE_SIZE:
                 self._cache.pop(next(iter(self._cache)))
         return self._cache[key]
+
+    def _evaluate(self, xf: np.ndarray, alpha: float) -> tuple[np.ndarray, float, float]:
+        raise NotImplementedError
+
+
+class BranchMap(CachedBranchMap):
+    """G(x; alpha) of one branch of the exact L=2 engine on its free components of
+    (q, m, V, theta), with the observables at x."""
+
+    def __init__(self, branch: str, p: ModelParams, order: tuple[int, int]):
+        pinned = pinned_overlaps(branch, p)
+        keep = np.array([True, not pinned[0], True, not pinned[1]])
+        super().__init__(branch, keep, 3 if branch == "semantic" else 1)  # theta or m
+        self.p = p
+        self.integ = ChannelIntegrator(*order)
 
     def _evaluate(self, xf, alpha):
         p = self.p

@@ -7,6 +7,7 @@ from . import (  # noqa: F401  (register commands)
     gamp,
     histogram,
     landscape,
+    outcomes,
     simulate,
     sweep,
     theory,

@@ -1,0 +1,125 @@
+"""`attnphase outcomes`: which minimum a start reaches, how often (the paper's Fig. 15)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..tables import FORMATS, render
+from .app import app
+from .common import (
+    STANDARD_A_TEXT,
+    AOpt,
+    FormatOpt,
+    LamOpt,
+    OmegaOpt,
+    SigmaOpt,
+    UsageError,
+    _fail,
+    _plot_failed,
+    _usage,
+    check_outputs,
+    figure_files,
+    parse_alphas,
+    parse_matrix,
+)
+
+TABLE_COLUMNS = [
+    "alpha",
+    "runs",
+    "n_semantic",
+    "n_positional",
+    "n_other",
+    "fraction_semantic",
+    "fraction_positional",
+    "fraction_other",
+    "not_converged",
+]
+
+
+@app.command()
+def outcomes(
+    alpha: Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")] = "0.5:3:11",
+    runs: Annotated[int, typer.Option(help="runs per alpha (seeds 0..runs-1)")] = 50,
+    d: Annotated[int, typer.Option(help="dimension d (>= 1)")] = 500,
+    init: Annotated[str, typer.Option(help="start of the runs: random|semantic|positional")] = (
+        "random"
+    ),
+    optimizer: Annotated[str, typer.Option(help="optimizer of the runs: adam|gd|lbfgs")] = "adam",
+    lr: Annotated[float | None, typer.Option(help="learning rate (default per optimizer)")] = None,
+    steps: Annotated[int | None, typer.Option(help="maximum steps (default 5000)")] = None,
+    omega: OmegaOpt = 0.3,
+    sigma: SigmaOpt = 0.5,
+    lam: LamOpt = 0.01,
+    A: AOpt = STANDARD_A_TEXT,
+    n_test: Annotated[int, typer.Option(help="test-set size of each run")] = 1000,
+    overlap_atol: Annotated[
+        float, typer.Option(help="overlap distance to an informed run's end point")
+    ] = 0.1,
+    loss_rtol: Annotated[
+        float, typer.Option(help="relative loss tolerance to an informed run's loss")
+    ] = 0.02,
+    store: Annotated[
+        Path | None, typer.Option(help="SQLite sweep store of the runs (a rerun resumes)")
+    ] = None,
+    workers: Annotated[int, typer.Option(help="parallel processes (one run each)")] = 1,
+    format: FormatOpt = "table",
+    plot: Annotated[Path | None, typer.Option(help="figure of the fractions vs alpha")] = None,
+) -> None:
+    """Train `runs` problems per alpha from --init with --optimizer, and on the same data the
+    semantic and positional starts with L-BFGS; classify each end point as semantic, positional
+    or other (by its loss and overlaps against the informed runs) and print one row per alpha
+    (App. E.4). Progress on stderr."""
+    from ..sim.outcomes import outcome_specs
+    from ..sweep import SweepError, check_store
+
+    try:
+        alphas = parse_alphas(alpha)
+        if runs < 1:
+            raise UsageError(f"--runs must be >= 1, got {runs}")
+        if workers < 1:
+            raise UsageError(f"--workers must be >= 1, got {workers}")
+        if format not in FORMATS:
+            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        options = dict(
+            d=d, init=init, optimizer=optimizer, lr=lr, steps=steps, omega=omega, sigma=sigma,
+            lam=lam, A=parse_matrix(A), n_test=n_test, overlap_atol=overlap_atol,
+            loss_rtol=loss_rtol,
+        )  # fmt: skip
+        try:
+            outcome_specs(alphas, runs, **options)
+        except ValueError as err:
+            raise _usage(err, {"n": "--alpha/--d"}) from None
+        files = {} if plot is None else {"--plot": figure_files(plot)}
+        if store is not None:
+            files["--store"] = [store]
+        check_outputs(files, {})
+        if store is not None:
+            try:
+                check_store(store)
+            except SweepError as err:
+                raise UsageError(f"--store: {err}") from None
+    except UsageError as err:
+        _fail(err)
+    from ..sim.outcomes import outcomes as run_outcomes
+
+    backend = "process" if workers > 1 else "serial"
+    try:
+        study = run_outcomes(alphas, runs, store=store, backend=backend, workers=workers, **options)
+    except SweepError as err:
+        _fail(err)
+    typer.echo(render(study.fractions, format, TABLE_COLUMNS))
+    if plot is not None:
+        from ..outcomes_plot import outcome_figure
+
+        step_text = "default" if steps is None else steps
+        parameters = (
+            f"d={d}, {runs} runs/alpha, {init} start, {optimizer} (lr={lr or 'default'}, "
+            f"steps={step_text}); omega={omega}, sigma={sigma}, lambda={lam}, A={A}"
+        )
+        try:
+            outcome_figure(study.fractions, plot, parameters)
+        except (OSError, ValueError) as err:
+            _plot_failed(err)

@@ -46,6 +46,16 @@ SIM_COLUMNS = [
     "steps",
     "batch_seconds",
 ]
+UNTIED_COLUMNS = ["m_query", "theta_query", "m_key", "theta_key"]
+COLUMN_COLUMNS = ["column_m", "column_theta"]
+
+
+def sim_columns(untied: bool, value_rank: int, rank: int) -> list[str]:
+    """The table's columns: SIM_COLUMNS, then those of the extensions in use."""
+    extra = UNTIED_COLUMNS if untied else []
+    extra += ["value_norm"] if value_rank > 0 else []
+    extra += COLUMN_COLUMNS if rank >= 2 and not untied else []
+    return SIM_COLUMNS[:-3] + extra + SIM_COLUMNS[-3:]
 
 
 @app.command()
@@ -61,8 +71,14 @@ def simulate(
     teacher_rank: TeacherRankOpt = 1,
     encoding: EncodingOpt = None,
     init: Annotated[
-        str, typer.Option(help="comma list of semantic,positional,random")
+        str, typer.Option(help="comma list of semantic,positional,random,mixed (mixed: rank >= 2)")
     ] = "semantic,positional",
+    untied: Annotated[
+        bool, typer.Option("--untied", help="separate query and key matrices (THEORY.md §10)")
+    ] = False,
+    value_rank: Annotated[
+        int, typer.Option(help="rank of a trainable value matrix I + U W^T/d (0: none)")
+    ] = 0,
     seeds: Annotated[
         int,
         typer.Option(help="number of seeds: runs seeds 0..N-1 (each: teacher, data, test, start)"),
@@ -81,7 +97,8 @@ def simulate(
     ] = None,
 ) -> None:
     """Train the finite-d model (THEORY.md §1, §7) and report one row per (alpha, init, seed).
-    The model options mean what they mean for `attnphase theory` (the same ModelParams)."""
+    The model options mean what they mean for `attnphase theory` (the same ModelParams).
+    Extensions (THEORY.md §10): --untied, --value-rank R, --rank 2 --init mixed."""
     from ..sim import SimConfig, run_grid
 
     try:
@@ -108,12 +125,19 @@ def simulate(
                     lam_linear=lam_linear,
                     n_test=n_test,
                     dtype=dtype,
+                    untied=untied,
+                    value_rank=value_rank,
                 )
                 for a in alphas
                 for i in inits
             ]
         except ValueError as err:
             raise _usage(err, {"n": "--alpha/--d", "encodings": "--encoding"}) from None
+        if plot is not None and (untied or value_rank):
+            raise UsageError(
+                "--plot: the overlay draws the tied model's theory, not available with "
+                "--untied or --value-rank"
+            )
         if plot is not None:
             if p.rank != 1 or p.teacher_rank != 1:
                 raise UsageError(
@@ -125,7 +149,7 @@ def simulate(
         _fail(err)
     results = run_grid(configs, range(seeds), workers, threads, progress=sys.stderr.isatty())
     records = [r.as_dict() for r in results]
-    typer.echo(render(records, format, SIM_COLUMNS))
+    typer.echo(render(records, format, sim_columns(untied, value_rank, p.rank)))
     if plot is not None:
         from ..plots import simulation_overlay
 

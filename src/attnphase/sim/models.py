@@ -1,4 +1,5 @@
-"""Tied low-rank dot-product attention and the linear baseline at finite d (THEORY.md §1).
+"""Tied low-rank dot-product attention and the linear baseline at finite d (THEORY.md §1),
+and the extensions of THEORY.md §10 (untied query/key, a trainable low-rank value matrix).
 
 Pure tensor functions. Shapes: a batch of problems B, samples n, tokens L, dimension d,
 student rank r, teacher rank t. Attention maps are returned as [batch, head, query, key]
@@ -8,6 +9,7 @@ student rank r, teacher rank t. Attention maps are returned as [batch, head, que
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
@@ -49,3 +51,77 @@ def naive_risk(x_pos: torch.Tensor, y: torch.Tensor, Q: torch.Tensor, lam: float
 def linear_output(x: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """f_B(x) = B x for B [B, L, L] (eq. 17)."""
     return torch.einsum("blk,bnkd->bnld", B, x)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the trained weights of one student are packed side by side in a single tensor
+    P [B, d, width] (so every optimiser sees one parameter): Q_Q (d x r), then Q_K (d x r) if
+    `untied`, then U and W (d x value_rank each) if value_rank > 0. The tied model is
+    Layout(r): P = Q.
+
+    Student (THEORY.md §10): f(x) = softmax(x~ Q_Q Q_K^T x~^T/d) x~ (I + U W^T/d), with
+    Q_K = Q_Q when tied and no value term when value_rank = 0."""
+
+    r: int
+    untied: bool = False
+    value_rank: int = 0
+
+    @property
+    def width(self) -> int:
+        return self.r * (2 if self.untied else 1) + 2 * self.value_rank
+
+    def split(self, P: torch.Tensor):
+        """(Q_Q, Q_K, U, W) views of P; Q_K is Q_Q when tied, U and W are None without a
+        value matrix."""
+        r, rv = self.r, self.value_rank
+        QQ = P[..., :r]
+        QK = P[..., r : 2 * r] if self.untied else QQ
+        if rv == 0:
+            return QQ, QK, None, None
+        k = 2 * r if self.untied else r
+        return QQ, QK, P[..., k : k + rv], P[..., k + rv : k + 2 * rv]
+
+
+def attention_map_qk(hq: torch.Tensor, hk: torch.Tensor) -> torch.Tensor:
+    """Row-wise softmax(h_Q h_K^T) for query and key fields [..., L, r] -> [..., L, L]."""
+    return torch.softmax(hq @ hk.transpose(-1, -2), dim=-1)
+
+
+def student_map(x_pos: torch.Tensor, P: torch.Tensor, layout: Layout) -> torch.Tensor:
+    """softmax(x~ Q_Q Q_K^T x~^T/d), [B, n, L, L]."""
+    QQ, QK, _, _ = layout.split(P)
+    hq = fields(x_pos, QQ)
+    return attention_map_qk(hq, hq if not layout.untied else fields(x_pos, QK))
+
+
+def student_output(x_pos: torch.Tensor, P: torch.Tensor, layout: Layout) -> torch.Tensor:
+    """f(x) = S x~ (I + U W^T/d) for packed weights P (see `Layout`), [B, n, L, d]."""
+    out = student_map(x_pos, P, layout) @ x_pos
+    _, _, U, W = layout.split(P)
+    if U is not None:
+        d = x_pos.shape[-1]
+        out = out + torch.einsum("bnlk,bek->bnle", torch.einsum("bnld,bdk->bnlk", out, U), W) / d
+    return out
+
+
+def student_risk(
+    x_pos: torch.Tensor, y: torch.Tensor, P: torch.Tensor, lam: float, layout: Layout
+) -> torch.Tensor:
+    """The empirical risk of any layout by direct evaluation (reference for the structured
+    form): sum_mu ||y - f(x)||^2/(2d) + the ridge of `penalty`, per problem [B]."""
+    d = x_pos.shape[-1]
+    resid = y - student_output(x_pos, P, layout)
+    return resid.pow(2).sum(dim=(1, 2, 3)) / (2 * d) + penalty(P, lam, layout)
+
+
+def penalty(P: torch.Tensor, lam: float, layout: Layout) -> torch.Tensor:
+    """lam/2 ||Q||^2 (tied); lam/4 (||Q_Q||^2 + ||Q_K||^2) (untied: the tied ridge when
+    Q_Q = Q_K); plus lam/2 (||U||^2 + ||W||^2) for a value matrix. Per problem [B]."""
+    QQ, QK, U, W = layout.split(P)
+    out = QQ.pow(2).sum(dim=(1, 2))
+    if layout.untied:
+        out = 0.5 * (out + QK.pow(2).sum(dim=(1, 2)))
+    if U is not None:
+        out = out + U.pow(2).sum(dim=(1, 2)) + W.pow(2).sum(dim=(1, 2))
+    return 0.5 * lam * out

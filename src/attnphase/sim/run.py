@@ -7,6 +7,14 @@ p_l = sum_k C_lk u_k, m = M = U^T Q/sqrt(d) (K x r; = 1_d^T Q/d for K = 1); for 
 positions, m = p_1^T Q/sqrt(d). The sign of Q is arbitrary (S(h) = S(-h)); overlaps are
 reported as found.
 
+Extensions (THEORY.md §10; `Layout` packs the weights): `untied=True` trains Q_Q and Q_K
+separately (q, m, theta are then those of (Q_Q + Q_K)/2, the tied Q when Q_Q = Q_K, and
+q_query, m_query, ... those of each matrix); `value_rank=R` adds the value matrix
+I + U W^T/d (U = 0 and W ~ N(0, 1) entries at the start, so training starts at the tied model;
+value_norm = ||U W^T||_F/d); for r >= 2 the per-column overlaps are reported in the principal
+frame (the eigenvectors of q: the columns of Q are defined only up to a rotation), sorted by
+teacher overlap.
+
 A `SimConfig` and a theory point are described by the same `ModelParams`:
 `SimConfig.from_params(params, d=..., alpha=...)` and `SimConfig.params`.
 """
@@ -34,11 +42,11 @@ from ..params import (
 )
 from .data import ROLES, encoded_positions, encoding_basis, generator, sample_tokens, targets
 from .linear import fit_linear
-from .models import attention_output, linear_output
+from .models import Layout, linear_output, student_output
 from .risk import StructuredRisk
 from .train import OPTIMIZERS, Diverged, minimise
 
-INITS = ("semantic", "positional", "random")
+INITS = ("semantic", "positional", "random", "mixed")
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 _MODEL_FIELDS = ("omega", "sigma", "lam", "A", "r", "t", "encodings", "positions")
 
@@ -59,11 +67,19 @@ class SimConfig:
     """A finite-d experiment (THEORY.md §1). n = round(alpha d) training samples.
 
     init: "semantic" (Q = Q*), "positional" (Q = init_m 1_d, so m = init_m), "random"
-    (N(0, init_scale^2) entries), or a given (d, r) array. lam_linear: the baseline's own ridge
-    (None: lam). A fixes L. The positions are either `encodings`, the coefficients C (L x K,
-    or L numbers for K = 1) of p_l = sum_k C_lk u_k with the directions of
-    `attnphase.sim.encoding_basis` (u_1 = 1_d/sqrt(d); default `default_encodings(L)`, c_l
-    from +1 to -1, K = 1), or an explicit L x d matrix `positions`; not both.
+    (N(0, init_scale^2) entries), "mixed" (r >= 2: column 1 = Q*'s first column, column 2
+    positional, the others random), or a given (d, width) array of packed weights (width = r
+    for the tied model, see `Layout`). Columns a start does not set are random. With r > t,
+    "semantic" sets the first t columns (Q*) and "positional" the first; the tied model depends
+    on Q only through Q Q^T, so these are the starts with all columns semantic (positional)
+    up to a factor sqrt(r) in the start's scale.
+    untied: separate query and key matrices, both started at the same start ("random": two
+    independent draws). value_rank: rank of the trainable value correction U W^T/d (0: none).
+    lam_linear: the baseline's own ridge (None: lam). A fixes L. The positions are either
+    `encodings`, the coefficients C (L x K, or L numbers for K = 1) of p_l = sum_k C_lk u_k
+    with the directions of `attnphase.sim.encoding_basis` (u_1 = 1_d/sqrt(d); default
+    `default_encodings(L)`, c_l from +1 to -1, K = 1), or an explicit L x d matrix
+    `positions`; not both.
     """
 
     d: int = 1000
@@ -87,6 +103,8 @@ class SimConfig:
     device: str = "auto"
     encodings: tuple | None = None
     positions: object = field(default=None, repr=False)
+    untied: bool = False
+    value_rank: int = 0
 
     @classmethod
     def from_params(cls, params: ModelParams, *, d: int, alpha: float, **training_options):
@@ -147,6 +165,10 @@ class SimConfig:
             raise ValueError("positions: give either encodings or explicit positions, not both")
         for name in ("r", "t", "n_test"):
             check_int(name, getattr(self, name))
+        if not isinstance(self.untied, (bool, np.bool_)):
+            raise ValueError(f"untied must be True or False, got {self.untied!r}")
+        object.__setattr__(self, "untied", bool(self.untied))
+        check_int("value_rank", self.value_rank, minimum=0)
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if self.lr is not None:
@@ -160,11 +182,18 @@ class SimConfig:
                 raise ValueError(
                     f"init must be one of {INITS} or a (d, r) matrix, got {self.init!r}"
                 )
+            if self.init == "mixed" and self.r < 2:
+                raise ValueError(
+                    f"init: the mixed start (one semantic, one positional column) needs rank "
+                    f"r >= 2, got r = {self.r}"
+                )
         else:
             Q0 = np.asarray(self.init, dtype=float)
-            if Q0.shape != (self.d, self.r):
+            shape = (self.d, self.layout.width)
+            if Q0.shape != shape:
                 raise ValueError(
-                    f"init matrix must have shape (d, r) = {(self.d, self.r)}, got {Q0.shape}"
+                    f"init matrix must have shape (d, width) = {shape} (packed weights), "
+                    f"got {Q0.shape}"
                 )
             if not np.isfinite(Q0).all():
                 raise ValueError("init matrix must be finite (found NaN or inf)")
@@ -193,6 +222,11 @@ class SimConfig:
         return None if self.encodings is None else len(self.encodings[0])
 
     @property
+    def layout(self) -> Layout:
+        """How the trained weights are packed (tied: just Q)."""
+        return Layout(self.r, bool(self.untied), int(self.value_rank))
+
+    @property
     def init_name(self) -> str:
         return self.init if isinstance(self.init, str) else "given"
 
@@ -205,7 +239,13 @@ class SimResult:
     theta t x r; with explicit positions m = p_1^T Q/sqrt(d) is r numbers), as in the theory.
     batch_seconds: wall time of the whole `simulate` call that produced this result (data,
     training and test of all `batch_size` seeds, run together), so it is the same for every
-    seed of a batch; a per-seed time is not measured (GD and Adam train the seeds jointly)."""
+    seed of a batch; a per-seed time is not measured (GD and Adam train the seeds jointly).
+    Extensions (None when they do not apply): q_query, m_query, theta_query and q_key, ...
+    of Q_Q and Q_K (untied; q, m, theta are those of (Q_Q + Q_K)/2); value_norm =
+    ||U W^T||_F/d (value matrix); column_q, column_m, column_theta (r >= 2, tied query/key):
+    per column of Q in its principal frame (eigenvectors of q, each column's sign making its
+    theta >= 0), sorted by teacher overlap |theta| descending: q of the column, its m (one
+    number per encoding direction, a number for K = 1) and theta (a number for t = 1)."""
 
     d: int
     n: int
@@ -229,6 +269,18 @@ class SimResult:
     batch_seconds: float
     batch_size: int
     status: str
+    untied: bool = False
+    value_rank: int = 0
+    q_query: object = None
+    m_query: object = None
+    theta_query: object = None
+    q_key: object = None
+    m_key: object = None
+    theta_key: object = None
+    value_norm: float | None = None
+    column_q: list | None = None
+    column_m: list | None = None
+    column_theta: list | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -246,29 +298,43 @@ _METRICS = (
 )
 
 
+def _query_start(cfg: SimConfig, teacher: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+    """A (d, r) start of the named kind from N(0, 1) noise [B, d, r] (see SimConfig.init)."""
+    Q0 = cfg.init_scale * noise
+    if cfg.init in ("semantic", "mixed"):
+        k = 1 if cfg.init == "mixed" else min(cfg.r, cfg.t)
+        Q0[:, :, :k] = teacher[:, :, :k].clone()  # a copy: training must never touch Q*
+    if cfg.init == "positional":
+        Q0[:, :, 0] = cfg.init_m
+    elif cfg.init == "mixed":
+        Q0[:, :, 1] = cfg.init_m
+    return Q0
+
+
 def initial_weights(cfg: SimConfig, teacher: torch.Tensor, seeds, dtype, device) -> torch.Tensor:
-    """The start Q0 of every seed (cfg.init: semantic, positional, random or explicit)."""
+    """The start of every seed as packed weights [B, d, width] (`Layout`; tied: Q0 [B, d, r]).
+    cfg.init: semantic, positional, random, mixed or explicit. Each block's noise is drawn in
+    turn from the seed's init generator (Q_Q first, as in the tied model): Q_K is the query's
+    start, or a second draw for "random"; U = 0 and W = the next N(0, 1) draw."""
     B = len(seeds)
     if not isinstance(cfg.init, str):
         Q0 = torch.as_tensor(np.asarray(cfg.init, dtype=float), dtype=dtype, device=device)
         return Q0.expand(B, -1, -1).clone()
-    noise = torch.stack(
-        [
-            torch.randn(
-                cfg.d, cfg.r, generator=generator(s, "init", device), dtype=dtype, device=device
-            )
-            for s in seeds
-        ]
-    )
-    if cfg.init == "random":
-        return cfg.init_scale * noise
-    Q0 = cfg.init_scale * noise
-    if cfg.init == "semantic":
-        k = min(cfg.r, cfg.t)
-        Q0[:, :, :k] = teacher[:, :, :k].clone()  # a copy: training must never touch Q*
-    else:
-        Q0[:, :, 0] = cfg.init_m
-    return Q0
+    gens = [generator(s, "init", device) for s in seeds]
+
+    def draw(k: int) -> torch.Tensor:
+        return torch.stack(
+            [torch.randn(cfg.d, k, generator=g, dtype=dtype, device=device) for g in gens]
+        )
+
+    blocks = [_query_start(cfg, teacher, draw(cfg.r))]
+    if cfg.untied:
+        key_noise = draw(cfg.r)
+        blocks.append(cfg.init_scale * key_noise if cfg.init == "random" else blocks[0].clone())
+    if cfg.value_rank:
+        blocks += [torch.zeros(B, cfg.d, cfg.value_rank, dtype=dtype, device=device)]
+        blocks += [draw(cfg.value_rank)]
+    return torch.cat(blocks, dim=2) if len(blocks) > 1 else blocks[0]
 
 
 def position_vectors(cfg: SimConfig, dtype, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -295,6 +361,55 @@ def sim_overlaps(Q: torch.Tensor, teacher: torch.Tensor, directions: torch.Tenso
 def scalar_or_list(x: torch.Tensor) -> float | list:
     """A number for a one-element overlap (r = t = K = 1), nested lists otherwise."""
     return float(x.reshape(())) if x.numel() == 1 else x.tolist()
+
+
+def principal_columns(q: torch.Tensor, m: torch.Tensor, theta: torch.Tensor) -> list[dict]:
+    """Per-column overlaps of one (unbatched) Q in its principal frame: q = V diag(q_k) V^T,
+    column k of Q V has q_k, m = M v_k and theta = Theta v_k (sign chosen so that the first
+    teacher overlap is >= 0), sorted by |theta_k| descending. Q -> Q O leaves the tied model
+    unchanged, so only such a frame makes "per column" meaningful."""
+    evals, V = torch.linalg.eigh(q)
+    th = theta @ V  # [t, r]
+    sign = torch.where(th[0] < 0, -1.0, 1.0).to(q.dtype)
+    V, th = V * sign, th * sign
+    mm = m @ V  # [K, r], or [r] for explicit positions
+    order = torch.argsort(th.norm(dim=0), descending=True, stable=True).tolist()
+
+    def one(x: torch.Tensor) -> float | list:
+        return float(x) if x.numel() == 1 else x.tolist()
+
+    return [{"q": float(evals[k]), "m": one(mm[..., k]), "theta": one(th[:, k])} for k in order]
+
+
+def extension_overlaps(cfg: SimConfig, P: torch.Tensor, teacher, directions) -> list[dict]:
+    """Per seed: q, m, theta (of (Q_Q + Q_K)/2 when untied) and the extension fields of
+    SimResult (per-matrix overlaps, value_norm, per-column overlaps)."""
+    QQ, QK, U, W = cfg.layout.split(P)
+    Q = 0.5 * (QQ + QK) if cfg.untied else QQ
+
+    def over(M):
+        q, m, theta = sim_overlaps(M, teacher, directions, cfg.sigma)
+        if cfg.positions is not None:
+            m = m[:, 0, :]  # explicit positions: m = p_1^T Q/sqrt(d), r numbers
+        return q, m, theta
+
+    q, m, theta = over(Q)
+    parts = [{"q": q, "m": m, "theta": theta}]
+    if cfg.untied:
+        for name, M in (("query", QQ), ("key", QK)):
+            keys = (f"q_{name}", f"m_{name}", f"theta_{name}")
+            parts.append(dict(zip(keys, over(M), strict=True)))
+    out = []
+    for b in range(P.shape[0]):
+        rec = {k: scalar_or_list(v[b]) for part in parts for k, v in part.items()}
+        if U is not None:
+            rec["value_norm"] = float((U[b] @ W[b].T).norm()) / cfg.d
+        if cfg.r >= 2 and not cfg.untied:
+            cols = principal_columns(q[b], m[b], theta[b])
+            for key in ("q", "m", "theta"):
+                rec[f"column_{key}"] = [c[key] for c in cols]
+        out.append(rec)
+    return out
 
 
 @torch.no_grad()
@@ -327,8 +442,9 @@ def draw_training_set(cfg: SimConfig, seeds, dtype, device):
 
 
 def held_out_errors(cfg, teacher, Q, Bmat, seeds, positions, A, dtype, device, chunk=4096):
-    """eps_g of the attention model and (unless Bmat is None) of the baseline on fresh test
-    data, in chunks; the baseline's errors are None without Bmat."""
+    """eps_g of the attention model (Q: packed weights of cfg.layout) and (unless Bmat is
+    None) of the baseline on fresh test data, in chunks; the baseline's errors are None
+    without Bmat."""
     gens = [generator(s, "test", device) for s in seeds]
     err_att = torch.zeros(len(seeds), dtype=dtype, device=device)
     err_lin = torch.zeros(len(seeds), dtype=dtype, device=device)
@@ -339,7 +455,7 @@ def held_out_errors(cfg, teacher, Q, Bmat, seeds, positions, A, dtype, device, c
             [sample_tokens(size, cfg.L, cfg.d, cfg.sigma, g, dtype, device) for g in gens]
         )
         y = targets(x, teacher, cfg.omega, A)
-        err_att += (y - attention_output(x + positions, Q)).pow(2).sum(dim=(1, 2, 3))
+        err_att += (y - student_output(x + positions, Q, cfg.layout)).pow(2).sum(dim=(1, 2, 3))
         if Bmat is not None:
             err_lin += (y - linear_output(x, Bmat)).pow(2).sum(dim=(1, 2, 3))
         done += size
@@ -361,7 +477,7 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
     teacher, x, y = draw_training_set(cfg, seeds, dtype, device)
     lam_lin = cfg.lam if cfg.lam_linear is None else cfg.lam_linear
     Bmat = fit_linear(x, y, lam_lin)
-    risk = StructuredRisk.build(x + positions, y, cfg.lam)
+    risk = StructuredRisk.build(x + positions, y, cfg.lam, cfg.layout)
     del y
     Q0 = initial_weights(cfg, teacher, seeds, dtype, device)
     base = dict(
@@ -373,6 +489,8 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
         lam=cfg.lam,
         init=cfg.init_name,
         optimizer=cfg.optimizer,
+        untied=cfg.untied,
+        value_rank=cfg.value_rank,
     )
     try:
         rep = minimise(risk, Q0, cfg.optimizer, cfg.lr, cfg.steps, cfg.gtol)
@@ -391,9 +509,7 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
         return [SimResult(**base, seed=s, **failed) for s in seeds]
     with torch.no_grad():
         R = risk(rep.Q)
-    q, m, theta = sim_overlaps(rep.Q, teacher, directions, cfg.sigma)
-    if cfg.positions is not None:
-        m = m[:, 0, :]  # explicit positions: m = p_1^T Q/sqrt(d), r numbers
+    overlaps = extension_overlaps(cfg, rep.Q, teacher, directions)
     err_att, err_lin = held_out_errors(
         cfg, teacher, rep.Q, Bmat, seeds, positions, A, dtype, device
     )
@@ -405,9 +521,7 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
             test_error=err_att[b],
             train_loss=float(R[b]) / cfg.d,
             train_loss_sum=float(R[b]),
-            q=scalar_or_list(q[b]),
-            m=scalar_or_list(m[b]),
-            theta=scalar_or_list(theta[b]),
+            **overlaps[b],
             linear_test_error=err_lin[b],
             grad_rms=rep.grad_rms[b],
             converged=rep.converged[b],

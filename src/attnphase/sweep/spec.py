@@ -4,7 +4,10 @@ Every point is completed with the defaults of `ModelParams` and `solve` (theory)
 (simulation), its values are put in one canonical form (integers as int, reals as float, so
 alpha=1 and alpha=1.0 are one point; `order` as [n_xi, n_y]; `A` as a nested list) and checked
 by the same validators `theory` and `simulate` use. Its run id is the sha256 of the canonical
-JSON of (kind, point): giving a default explicitly does not change it.
+JSON of (kind, point): giving a default explicitly does not change it. The simulation's
+extension parameters (`untied`, `value_rank`, THEORY.md §10) are left out of the hashed point
+when switched off, so a tied-model point keeps the run id it had before they existed (and
+stores written then still resume).
 
 Text syntax (the CLI's --grid/--set): `name=v1,v2` or `name=start:stop:num` for one-number
 parameters; for the multi-valued ones (`order`, `A`, `encodings`) a comma list is ONE value and
@@ -72,10 +75,14 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "n_test": "integer",
         "dtype": "name",
         "device": "name",
+        "untied": "boolean",
+        "value_rank": "integer",
         "seed": "integer",
     },
 }
 MULTI_VALUED = ("order", "matrix", "numbers or none")
+# simulation parameters hashed only when not at these values (see the module docstring)
+_HASHED_WHEN_ON = {"untied": False, "value_rank": 0}
 _NUMERIC = ("real", "integer", "real or none", "integer or none")
 MODEL_FIELDS = tuple(f.name for f in dataclasses.fields(ModelParams))
 
@@ -150,6 +157,18 @@ def _integer(name: str, value) -> int:
         if math.isfinite(x) and x.is_integer():
             return int(x)
     raise ValueError(f"{name} must be an integer, got {value!r}")
+
+
+def _boolean(name: str, value) -> bool:
+    """True/False, also as text (true/false, yes/no, 1/0) or the integers 1/0."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    text = str(value).strip().lower() if isinstance(value, (str, int, np.integer)) else None
+    if text in ("true", "yes", "1"):
+        return True
+    if text in ("false", "no", "0"):
+        return False
+    raise ValueError(f"{name} must be true or false, got {value!r}")
 
 
 def _name(name: str, value) -> str:
@@ -227,6 +246,7 @@ def _numbers(name: str, value) -> list | None:
 _COERCE = {
     "real": _real,
     "integer": _integer,
+    "boolean": _boolean,
     "name": _name,
     "real or none": _optional(_real),
     "integer or none": _optional(_integer),
@@ -293,7 +313,11 @@ def canonical_point(kind: str, params: dict) -> dict:
 
 
 def point_hash(kind: str, point: dict) -> str:
-    """sha256 of the canonical JSON of (kind, point): the run id of a stored point."""
+    """sha256 of the canonical JSON of (kind, point): the run id of a stored point (switched-off
+    simulation extensions left out)."""
+    if kind == "simulation":
+        off = _HASHED_WHEN_ON
+        point = {k: v for k, v in point.items() if k not in off or v != off[k]}
     text = json.dumps(
         {"kind": kind, "params": point}, sort_keys=True, separators=(",", ":"), allow_nan=False
     )

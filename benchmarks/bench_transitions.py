@@ -1,7 +1,7 @@
 """Transition lines by continuation against scan-and-bisect (issue 12), in one process.
 
     python benchmarks/bench_transitions.py [--omegas 0.025:0.5:20] [--workers 2]
-        [--baseline-omega 0.3] [--skip-baseline]
+        [--baseline-omega 0.3] [--skip-baseline] [--skip-spinodals]
 
 1. baseline: `find_transitions` (two full branch scans at the default orders, then brentq) at
    one omega: its wall time is the cost per omega of scanning;
@@ -64,6 +64,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--baseline-omega", type=float, default=0.3)
     ap.add_argument("--skip-baseline", action="store_true")
+    ap.add_argument("--skip-spinodals", action="store_true")
     args = ap.parse_args()
     omegas = _values(args.omegas)
     p = ModelParams()
@@ -92,6 +93,8 @@ def main() -> None:
         if base is not None:
             print(f"  ratio against scanning every omega: {base * len(omegas) / secs:.1f}x")
         _show(df, pair)
+        if args.skip_spinodals:
+            return
         all_lines = pair + ["spinodal_semantic", "spinodal_positional"]
         df, more = _timed(lambda: transition_table(p, omegas, store=store, workers=args.workers))
         print(

@@ -22,7 +22,9 @@ nearby minima) to 2.5e-3 and within 0.06 in overlaps. Hence `loss_rtol` = 0.02 a
 within one kind.
 
 The runs go through the content-hashed sweep store (kind "simulation", one point per
-(alpha, start, seed)): with a `store` file a rerun computes only the runs it lacks.
+(alpha, start, seed)): with a `store` file a rerun computes only the runs it lacks. Each run
+uses one torch thread (serially or in `workers` processes): several threads per small run only
+compete for the cores.
 """
 
 from __future__ import annotations
@@ -150,8 +152,10 @@ def outcome_specs(
 
 def _table(spec, store, backend, workers, progress) -> pd.DataFrame:
     from ..sweep import run_sweep
+    from .grid import torch_threads
 
-    table = run_sweep(spec, store, backend=backend, workers=workers, progress=progress)
+    with torch_threads(1):  # the serial backend's runs, as in the process backend's workers
+        table = run_sweep(spec, store, backend=backend, workers=workers, progress=progress)
     ids = [rid for rid, _ in spec.runs()]
     return table.set_index("run_id").loc[ids].reset_index()
 

@@ -117,7 +117,7 @@ def outcomes(
         step_text = "default" if steps is None else steps
         parameters = (
             f"d={d}, {runs} runs/alpha, {init} start, {optimizer} (lr={lr or 'default'}, "
-            f"steps={step_text}); omega={omega}, sigma={sigma}, lambda={lam}, A={A}"
+            f"steps={step_text})\nomega={omega}, sigma={sigma}, lambda={lam}, A={A}"
         )
         try:
             outcome_figure(study.fractions, plot, parameters)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,8 +29,10 @@ NEWTON_TOL = 1e-10  # the corrector's step tolerance (an engine whose map repeat
 # the general engine's with its prox warm starts, sets its own: `newton_tol` of its lines)
 FOLD_RATIO = 2**0.5  # spacing of the samples of alpha(t) in the fold search
 FOLD_SAMPLES = 16
+FOLD_XTOL = 1e-6  # relative tolerance in t of the singular point of a fold
 SAMPLE_T_MIN = 1e-3  # the smallest order parameter sampled in a fold search
 BIFURCATION_T = 1e-6  # the order parameter at which a branch ending at t -> 0 is evaluated
+# (or the system's t_min, above the collapse threshold of its map: 3e-5 for the exact engine)
 Check = Callable[[float, np.ndarray, np.ndarray | None], tuple[float, int]]
 FoldCheck = Callable[[float, float, np.ndarray, np.ndarray | None], tuple[float, int]]
 
@@ -227,16 +229,47 @@ def fold_on(
         elif i == len(ts) - 1:
             samples[ts[-1] * FOLD_RATIO] = math.nan
         else:
-            return _vertex(a, sign, ts[i - 1 : i + 2], [samples[t] for t in ts[i - 1 : i + 2]])
+            fold = _vertex(a, sign, ts[i - 1 : i + 2], [samples[t] for t in ts[i - 1 : i + 2]])
+            return _singular(a, fold, ts[i - 1], ts[i + 1])
     return a.fold(ts[i], f"no extremum of alpha(t) in {FOLD_SAMPLES} samples")
 
 
 def _bifurcation(a: _AlphaOfT) -> Fold:
-    """The end of a branch that bifurcates from the trivial fixed point: alpha(BIFURCATION_T),
-    solved from the samples (alpha(t) - alpha(0) = O(t^2) ~ 1e-12)."""
-    if not math.isfinite(a(BIFURCATION_T)):
-        return a.fold(SAMPLE_T_MIN, "no fixed point as t -> 0")
-    return a.fold(BIFURCATION_T, "converged (bifurcation, t -> 0)")
+    """The end of a branch that bifurcates from the trivial fixed point: alpha at
+    t_end = max(BIFURCATION_T, the system's `t_min`, the smallest order parameter its map
+    evaluates), solved from the samples (alpha(t) - alpha(0) = O(t^2))."""
+    t_end = max(BIFURCATION_T, getattr(a.make(SAMPLE_T_MIN), "t_min", 0.0))
+    if not math.isfinite(a(t_end)):
+        return Fold(t_end, None, a.J, a.evaluations, "no fixed point as t -> 0")
+    return a.fold(t_end, "converged (bifurcation, t -> 0)")
+
+
+def _critical_eigenvalue(a: _AlphaOfT, t: float) -> float:
+    """The real part of the eigenvalue of dG/dx nearest zero at the solution for t (NaN where
+    there is none): it changes sign at a fold."""
+    if not math.isfinite(a(t)):
+        return math.nan
+    eig = np.linalg.eigvals(a.make(t).state_jacobian(a.solved[t]))
+    return float(eig[np.argmin(np.abs(eig))].real)
+
+
+def _singular(a: _AlphaOfT, fold: Fold, lo: float, hi: float) -> Fold:
+    """The fold where dG/dx is singular: Brent's root in [lo, hi] (the samples around the
+    smallest alpha) of its critical eigenvalue, which changes sign there; the vertex `fold`
+    stays where the system has no `state_jacobian` or the eigenvalue keeps its sign (noise
+    of the prox's jumps), with that said in its status."""
+    from scipy.optimize import brentq
+
+    if not hasattr(a.make(lo), "state_jacobian"):
+        return fold
+    e_lo, e_hi = _critical_eigenvalue(a, lo), _critical_eigenvalue(a, hi)
+    if not (math.isfinite(e_lo) and math.isfinite(e_hi)) or e_lo * e_hi > 0:
+        return replace(fold, status="converged (vertex of alpha(t); dG/dx nonsingular nearby)")
+    try:
+        t = brentq(lambda u: _critical_eigenvalue(a, u), lo, hi, xtol=FOLD_XTOL * fold.t)
+    except ValueError:  # a solve inside the bracket failed (NaN)
+        return replace(fold, status="converged (vertex of alpha(t); a solve near it failed)")
+    return a.fold(t, "converged") if t in a.solved else fold
 
 
 def _vertex(a: _AlphaOfT, sign: float, ts: list[float], fs: list[float]) -> Fold:

@@ -75,11 +75,13 @@ class GeneralBranchMap(CachedBranchMap):
         self._order = layout.blocks()[2 if branch == "semantic" else 1]
         self._warm: np.ndarray | None = None
 
+    on_branch = ON_BRANCH
+
     def _evaluate(self, xf, alpha):
         x = self.full(xf)
         if not alpha > 0:
             raise OffDomain(f"{self.branch}: alpha {alpha} <= 0")
-        if float(np.abs(x[self._order]).max()) < ON_BRANCH:
+        if float(np.abs(x[self._order]).max()) < self.on_branch:
             what = "theta" if self.branch == "semantic" else "M"
             raise OffDomain(f"{self.branch} branch collapsed ({what} -> 0)")
         fmap = GeneralMap(alpha, self.p, self.channel, self.keep)

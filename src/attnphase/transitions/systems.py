@@ -34,7 +34,10 @@ class CachedBranchMap:
     the full state), `order_slot` (the order parameter's position among them), `full`,
     `evaluations` (SE map evaluations; cache hits not counted) and `evaluate`, which caches
     the last CACHE_SIZE results (finite differences of a system perturb one branch at a
-    time). Engines implement `_evaluate(xf, alpha)`."""
+    time). Engines implement `_evaluate(xf, alpha)`, which raises OffDomain where the order
+    parameter is below `on_branch` (the branch collapsed)."""
+
+    on_branch = ON_BRANCH
 
     def __init__(self, branch: str, keep: np.ndarray, order_index: int):
         self.branch = branch
@@ -79,9 +82,9 @@ class BranchMap(CachedBranchMap):
         x = self.full(xf)
         if not (alpha > 0 and _admissible(x, p.rho)):
             raise OffDomain(f"{self.branch}: inadmissible overlaps {x} at alpha {alpha}")
-        if self.branch == "semantic" and abs(x[3]) < ON_BRANCH:
+        if self.branch == "semantic" and abs(x[3]) < self.on_branch:
             raise OffDomain("semantic branch collapsed (theta -> 0)")
-        if self.branch == "positional" and abs(x[1]) < ON_BRANCH:
+        if self.branch == "positional" and abs(x[1]) < self.on_branch:
             raise OffDomain("positional branch collapsed (m -> 0)")
         engine = _Engine(alpha, p, self.integ, "ibp", pinned_overlaps(self.branch, p))
         try:
@@ -159,6 +162,7 @@ class BranchAtOrder:
     def __init__(self, branch_map, t: float):
         self.map, self.t = branch_map, t
         self.slot = branch_map.order_slot
+        self.t_min = 3 * branch_map.on_branch  # the smallest t its map evaluates
 
     @property
     def evaluations(self) -> int:

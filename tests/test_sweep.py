@@ -207,6 +207,8 @@ def test_foreign_legacy_and_damaged_files_are_refused(tmp_path):
         )
     garbage = tmp_path / "garbage.sqlite"
     garbage.write_bytes(b"this is not a database" * 100)
+    tiny = tmp_path / "tiny.sqlite"  # shorter than SQLite's header: sqlite3 opened it as empty
+    tiny.write_bytes(b"x")
     inside = tmp_path / "inside.sqlite"
     _stored(inside)
     data = bytearray(inside.read_bytes())
@@ -221,6 +223,7 @@ def test_foreign_legacy_and_damaged_files_are_refused(tmp_path):
         foreign: "not an attnphase sweep store \\(it holds the tables people\\)",
         legacy: "older attnphase \\(format 1",
         garbage: "file is not a database",
+        tiny: "file is not a database",
         inside: "database disk image is malformed",
         newer: "format version 3; this attnphase reads version 2",
     }

@@ -46,6 +46,7 @@ _LEGACY_COLUMNS = {"run_id", "kind", "params", "result", "status", "error"}
 BUSY_TIMEOUT = 60.0  # seconds a write waits for another run's transaction
 
 DONE, BUSY, CLAIMED = "done", "busy", "claimed"
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class SweepError(RuntimeError):
@@ -138,6 +139,13 @@ def check_store(path: str | Path) -> None:
     path = Path(path)
     if not path.exists() or (path.is_file() and path.stat().st_size == 0):
         return
+    if path.is_file():
+        with path.open("rb") as fh:  # SQLite treats a file shorter than its header as empty
+            if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                raise StoreError(
+                    f"{path} is not a sound attnphase sweep store: file is not a database "
+                    "(no SQLite header)"
+                )
     try:
         db = _connect(path, read_only=True)
     except sqlite3.Error as err:

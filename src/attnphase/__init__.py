@@ -24,6 +24,7 @@ from .theory import (
 )
 from .theory.l2.equations import Hats, Overlaps
 from .transitions import Transitions, find_transitions
+from .transitions.table import transition_table
 
 _LAZY = {
     "SimConfig": "sim",
@@ -77,6 +78,7 @@ __all__ = [
     "TheoryResult",
     "Transitions",
     "find_transitions",
+    "transition_table",
     "learning_curve",
     "linear_baseline_matrix",
     "linear_test_error",

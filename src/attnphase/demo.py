@@ -19,6 +19,8 @@ from .sweep.store import SweepError, check_store
 
 ALPHA_RANGE = (0.1, 2.0)
 REPORTED_OMEGAS = (0.1, 0.2, 0.3, 0.4)
+# the spinodal lines cost 50-430 SE map evaluations a point against 20-50 for these (README)
+DEMO_LINES = ("alpha_c", "alpha_l")
 TABLES = ("theory.csv", "transitions.csv", "histogram.csv")
 FIGURES = ("fig2_theory", "fig3", "histogram_attention", "histogram_training")
 CHECKPOINTS = "histogram-checkpoints"
@@ -70,8 +72,8 @@ def run_demo(
 ) -> DemoResult:
     """Quick (default) or paper-sized (`full`) demo into `out`; `report(name, table)` is called
     with "theory", "transitions" (the rows at REPORTED_OMEGAS) and "histogram" as each table
-    is written. The transition lines are followed by continuation at the default accuracy
-    over `figures.line_omegas`, resumable through out/transitions.sqlite."""
+    is written. The alpha_c and alpha_l lines are followed by continuation at the default
+    accuracy over `figures.line_omegas`, resumable through out/transitions.sqlite."""
     from .figures import grid, line_omegas, make_fig3
     from .histogram import HistogramConfig, run_histogram
     from .histogram.figures import attention_figure, training_figure
@@ -94,7 +96,12 @@ def run_demo(
     from .transitions.table import transition_table
 
     lines = transition_table(
-        p, line_omegas(not full), store=out / LINES_STORE, workers=2, progress=progress
+        p,
+        line_omegas(not full),
+        store=out / LINES_STORE,
+        lines=DEMO_LINES,
+        workers=2,
+        progress=progress,
     )
     _write_table(lines, out / "transitions.csv")
     announce("transitions", lines[lines["omega"].round(9).isin(REPORTED_OMEGAS)])

@@ -65,10 +65,11 @@ def line_omegas(quick: bool) -> list[float]:
 
 
 def transition_lines(omegas, p: ModelParams, quick: bool = True) -> pd.DataFrame:
-    """alpha_c(omega), alpha_l(omega) and the spinodals (theory), one row per omega, followed
-    by continuation at the default accuracy (`transition_table`; `quick` is kept for the
+    """alpha_c(omega) and alpha_l(omega) (theory), one row per omega, followed by
+    continuation at the default accuracy (`transition_table`; `quick` is kept for the
     figures' signature: continuation is fast enough for both sizes)."""
-    return transition_table(p, [float(f"{w:.12g}") for w in omegas], workers=2)
+    omegas = [float(f"{w:.12g}") for w in omegas]
+    return transition_table(p, omegas, lines=("alpha_c", "alpha_l"), workers=2)
 
 
 def sizes(name: str, quick: bool) -> dict:
@@ -136,7 +137,7 @@ def _theory(out: Path, name: str, alphas, omegas, p: ModelParams, order) -> pd.D
 
 def cached_lines(out: Path, name: str, omegas, p: ModelParams, quick: bool) -> pd.DataFrame:
     """`transition_lines` at these omegas, cached in `<name>_transitions.csv`."""
-    key = {**_model_key(p), "omegas": list(omegas), "method": "continuation"}
+    key = {**_model_key(p), "omegas": list(omegas), "method": "continuation", "lines": 2}
     path = out / f"{name}_transitions.csv"
     return _cached(path, key, lambda: transition_lines(omegas, p, quick))
 

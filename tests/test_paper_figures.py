@@ -174,6 +174,7 @@ def _tiny(monkeypatch, solves):
     monkeypatch.setattr(F, "transition_lines", lambda omegas, p, quick: lines)
 
 
+@pytest.mark.slow  # ~20 s quiet (51 s measured under load): the default suite's budget
 def test_figure_all_writes_every_figure_and_a_rerun_computes_nothing(tmp_path, monkeypatch):
     solves = []
     _tiny(monkeypatch, solves)

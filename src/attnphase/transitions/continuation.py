@@ -64,6 +64,17 @@ def ended_point(s: float, reason: str, evaluations: int = 0) -> LinePoint:
     return LinePoint(float(s), math.nan, math.nan, {}, evaluations, reason)
 
 
+def point_columns(name: str, pt: LinePoint | None, missing: str) -> dict:
+    """A line's columns of a table row: `name`, `_err`, `_status` and `_evaluations` of the
+    point, or NaN with the reason `missing` where there is none."""
+    return {
+        name: pt.alpha if pt else math.nan,
+        f"{name}_err": pt.alpha_err if pt else math.nan,
+        f"{name}_status": pt.status if pt else missing,
+        f"{name}_evaluations": pt.evaluations if pt else 0,
+    }
+
+
 class LineFollower:
     """The root of make_system(s)(z) = 0 (alpha = z[-1]) followed one s at a time (`step`),
     from z0, an approximate root at the first s, or from the points of the line found before
@@ -166,16 +177,20 @@ class Fold:
 
 class _AlphaOfT:
     """alpha(t) of a spinodal system at one parameter value, each solve started from the secant
-    through the two nearest t solved before, with the Jacobian carried from solve to solve."""
+    through the two nearest t solved before (the first from z0), with the Jacobian carried
+    from solve to solve; a t solved before is not solved again."""
 
     def __init__(self, make: Callable[[float], object], t0: float, z0: np.ndarray, J, tol):
-        self.make, self.solved, self.J, self.evaluations = make, {t0: z0}, J, 0
+        self.make, self.start, self.J, self.evaluations = make, z0, J, 0
+        self.solved: dict[float, np.ndarray] = {}
         self.tol = tol
 
     def __call__(self, t: float) -> float:
+        if t in self.solved:
+            return float(self.solved[t][-1])
         system = self.make(t)
         near = sorted(self.solved, key=lambda u: abs(u - t))[:2]
-        z = self.solved[near[0]]
+        z = self.solved[near[0]] if near else self.start
         if len(near) == 2:  # secant in t through the two nearest solutions
             (t1, t2), (z1, z2) = near, (self.solved[near[0]], self.solved[near[1]])
             z = z1 + (z1 - z2) * (t - t1) / (t1 - t2)

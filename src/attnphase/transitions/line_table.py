@@ -27,7 +27,7 @@ from ..sweep.backends import check_backend, open_backend
 from ..sweep.spec import point_hash
 from ..sweep.store import BUSY, DONE, Heartbeat, Owner, ResultStore, StoreError, check_store
 from ..theory import DEFAULT_ORDER
-from .continuation import LinePoint
+from .continuation import LinePoint, point_columns
 from .l2 import CHECK_ORDER
 from .l2_lines import LINES, L2Lines, line_follower, line_starts, parameter_path
 
@@ -270,10 +270,7 @@ def transition_table(
                 got = db.result(setup.point_id(name, s)) if name in names else None
                 pt = _point_from(s, got[1]) if got and got[0] == "ok" else None
                 missing = "not computed (a run failed)" if name in names else "not requested"
-                row[name] = pt.alpha if pt else math.nan
-                row[f"{name}_err"] = pt.alpha_err if pt else math.nan
-                row[f"{name}_status"] = pt.status if pt else missing
-                row[f"{name}_evaluations"] = pt.evaluations if pt else 0
+                row.update(point_columns(name, pt, missing))
             rows.append(row)
     return pd.DataFrame(rows)
 

@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..params import ModelParams
 from ..theory import DEFAULT_ORDER, DEFAULT_RANDOMISATIONS, pick_engine
+from .continuation import point_columns
 from .l2 import CHECK_ORDER
 from .l2_lines import LINES, PATHS
 from .line_table import transition_table as l2_line_table
@@ -70,10 +71,7 @@ def _general_rows(p, values, parameter, **kw) -> pd.DataFrame:
         row: dict = {parameter: s}
         for name in LINES:
             pt = lines[name][i] if name in lines else None
-            row[name] = pt.alpha if pt else math.nan
-            row[f"{name}_err"] = pt.alpha_err if pt else math.nan
-            row[f"{name}_status"] = pt.status if pt else "not requested"
-            row[f"{name}_evaluations"] = pt.evaluations if pt else 0
+            row.update(point_columns(name, pt, "not requested"))
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -15,6 +15,8 @@ The systems only use the interface of `CachedBranchMap`, so any engine's branch 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 from ..params import ModelParams
@@ -29,7 +31,7 @@ FOLD_STEP = 1e-5  # relative step of the inner finite differences of the fold's 
 CACHE_SIZE = 64  # evaluations a branch map remembers
 
 
-class CachedBranchMap:
+class CachedBranchMap(ABC):
     """The branch-map interface the systems use: `free` (indices of the free components in
     the full state), `order_slot` (the order parameter's position among them), `full`,
     `evaluations` (SE map evaluations; cache hits not counted) and `evaluate`, which caches
@@ -62,8 +64,9 @@ class CachedBranchMap:
                 self._cache.pop(next(iter(self._cache)))
         return self._cache[key]
 
+    @abstractmethod
     def _evaluate(self, xf: np.ndarray, alpha: float) -> tuple[np.ndarray, float, float]:
-        raise NotImplementedError
+        """(G on the free components, training loss, test error), uncached."""
 
 
 class BranchMap(CachedBranchMap):

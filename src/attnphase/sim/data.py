@@ -1,8 +1,9 @@
 """Data of the finite-d model (THEORY.md §1): tokens, positional encodings, teacher, targets.
 
 Every random draw comes from its own seeded generator (teacher, training data, test data,
-initialisation), derived from a base seed and the role, so identical seeds give identical
-numbers and changing one role's seed leaves the others unchanged.
+initialisation, and for Gaussian-mixture tokens the cluster means and the training and test
+labels), derived from a base seed and the role, so identical seeds give identical numbers and
+changing one role's seed leaves the others unchanged.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import torch
 from ..params import default_encodings
 from .models import target_matrix
 
-ROLES = ("teacher", "train", "test", "init")
+ROLES = ("teacher", "train", "test", "init", "clusters", "train_labels", "test_labels")
 
 
 def generator(seed: int, role: str, device: torch.device) -> torch.Generator:
@@ -67,6 +68,39 @@ def sample_tokens(
 ) -> torch.Tensor:
     """n samples of L tokens with i.i.d. N(0, sigma^2) entries, [n, L, d]."""
     return sigma * torch.randn(n, L, d, generator=gen, dtype=dtype, device=device)
+
+
+def cluster_means(K: int, d: int, norm: float, gen: torch.Generator, dtype, device) -> torch.Tensor:
+    """The K cluster means of Gaussian-mixture tokens (THEORY.md §10), [K, d]: the vertices
+    of a regular simplex centred at 0 in a random (K-1)-dimensional subspace,
+    mu_k = norm sqrt(K/(K-1)) (o_k - mean_j o_j) with o_1..o_K the orthonormal columns of the QR
+    factor of a d x K N(0, 1) matrix. So sum_k mu_k = 0 (with uniform labels E[x] = 0, as in
+    the tied model: the positions stay the only mean) and |mu_k| = norm for every k (for
+    K >= 3 independently drawn vectors, centred, would not have equal norms). K = 1: the zero
+    mean, and nothing is drawn. Computed in float64, then cast to dtype."""
+    if K == 1:
+        return torch.zeros(1, d, dtype=dtype, device=device)
+    if not 2 <= K <= d:
+        raise ValueError(f"clusters: need 1 <= K <= d clusters, got K = {K}, d = {d}")
+    G = torch.randn(d, K, generator=gen, dtype=torch.float64, device=device)
+    basis, _ = torch.linalg.qr(G)  # d x K, orthonormal columns o_k
+    mu = norm * math.sqrt(K / (K - 1)) * (basis - basis.mean(dim=1, keepdim=True)).T
+    return mu.to(dtype)
+
+
+def sample_labels(n: int, L: int, K: int, rho: float, gen: torch.Generator, device) -> torch.Tensor:
+    """Cluster labels (0..K-1) of n sentences, [n, L]: a Markov chain over positions, c_1
+    uniform and c_{l+1} = c_l with probability rho, otherwise a fresh uniform label (which may
+    equal c_l). Every c_l is uniform and P(c_l = a, c_{l+1} = b) = (rho [a = b] + (1 - rho)/K)/K,
+    so P(c_{l+1} = c_l) = rho + (1 - rho)/K and the cross-covariance of the one-hot vectors
+    e_{c_l}, e_{c_{l+1}} is rho times their covariance diag(1/K) - 1/K^2: the Pearson
+    correlation of neighbouring labels (of each indicator [c = a], and pooled over a) is rho,
+    rho^j at lag j."""
+    c = torch.randint(K, (n, L), generator=gen, device=device)
+    stay = torch.rand(n, max(L - 1, 0), generator=gen, dtype=torch.float64, device=device) < rho
+    for pos in range(1, L):
+        c[:, pos] = torch.where(stay[:, pos - 1], c[:, pos - 1], c[:, pos])
+    return c
 
 
 def targets(x: torch.Tensor, teacher: torch.Tensor, omega: float, A: torch.Tensor) -> torch.Tensor:

@@ -13,7 +13,10 @@ q_query, m_query, ... those of each matrix); `value_rank=R` adds the value matri
 I + U W^T/d (U = 0 and W ~ N(0, 1) entries at the start, so training starts at the tied model;
 value_norm = ||U W^T||_F/d); for r >= 2 the per-column overlaps are reported in the principal
 frame (the eigenvectors of q: the columns of Q are defined only up to a rotation), sorted by
-teacher overlap.
+teacher overlap. `clusters=K` (>= 2) draws Gaussian-mixture tokens x_l = mu_{c_l} + sigma z_l
+(z_l ~ N(0, I_d); means from `cluster_means`, labels a Markov chain over positions with
+neighbour correlation `label_correlation`, `sample_labels`); the positions are added to x and the
+teacher sees x as in the tied model, and cluster_m = mu_k^T Q/sqrt(d) is reported per cluster.
 
 A `SimConfig` and a theory point are described by the same `ModelParams`:
 `SimConfig.from_params(params, d=..., alpha=...)` and `SimConfig.params`.
@@ -40,7 +43,16 @@ from ..params import (
     check_unit_interval,
     default_encodings,
 )
-from .data import ROLES, encoded_positions, encoding_basis, generator, sample_tokens, targets
+from .data import (
+    ROLES,
+    cluster_means,
+    encoded_positions,
+    encoding_basis,
+    generator,
+    sample_labels,
+    sample_tokens,
+    targets,
+)
 from .linear import fit_linear
 from .models import Layout, linear_output, student_output
 from .risk import StructuredRisk
@@ -80,6 +92,12 @@ class SimConfig:
     with the directions of `attnphase.sim.encoding_basis` (u_1 = 1_d/sqrt(d); default
     `default_encodings(L)`, c_l from +1 to -1, K = 1), or an explicit L x d matrix
     `positions`; not both.
+    clusters: K >= 2 gives Gaussian-mixture tokens x_l = mu_{c_l} + sigma z_l (THEORY.md §10):
+    K centred means of norm cluster_norm in random directions (`cluster_means`, from the seed's
+    "clusters" generator) and labels c_l a Markov chain over positions whose neighbours have
+    (one-hot Pearson) correlation label_correlation in [0, 1] (`sample_labels`). K = 1 is the
+    tied model's Gaussian data, the very same numbers; label_correlation and cluster_norm then
+    have no effect and are stored as their defaults (0 and 1), so equal runs are equal configs.
     """
 
     d: int = 1000
@@ -105,6 +123,9 @@ class SimConfig:
     positions: object = field(default=None, repr=False)
     untied: bool = False
     value_rank: int = 0
+    clusters: int = 1
+    label_correlation: float = 0.0
+    cluster_norm: float = 1.0
 
     @classmethod
     def from_params(cls, params: ModelParams, *, d: int, alpha: float, **training_options):
@@ -169,6 +190,17 @@ class SimConfig:
             raise ValueError(f"untied must be True or False, got {self.untied!r}")
         object.__setattr__(self, "untied", bool(self.untied))
         check_int("value_rank", self.value_rank, minimum=0)
+        object.__setattr__(self, "clusters", check_int("clusters", self.clusters))
+        rho = check_unit_interval("label_correlation", self.label_correlation)
+        norm = check_nonnegative("cluster_norm", self.cluster_norm)
+        if self.clusters > self.d:
+            raise ValueError(
+                f"clusters: K = {self.clusters} cluster means need d >= K, got d={self.d}"
+            )
+        if self.clusters == 1:
+            rho, norm = 0.0, 1.0
+        object.__setattr__(self, "label_correlation", rho)
+        object.__setattr__(self, "cluster_norm", norm)
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if self.lr is not None:
@@ -245,7 +277,9 @@ class SimResult:
     ||U W^T||_F/d (value matrix); column_q, column_m, column_theta (r >= 2, tied query/key):
     per column of Q in its principal frame (eigenvectors of q, each column's sign making its
     theta >= 0), sorted by teacher overlap |theta| descending: q of the column, its m (one
-    number per encoding direction, a number for K = 1) and theta (a number for t = 1)."""
+    number per encoding direction, a number for K = 1) and theta (a number for t = 1);
+    cluster_m (clusters >= 2): mu_k^T Q/sqrt(d) for each cluster mean (of (Q_Q + Q_K)/2 when
+    untied), K numbers for r = 1, K x r lists otherwise."""
 
     d: int
     n: int
@@ -281,6 +315,10 @@ class SimResult:
     column_q: list | None = None
     column_m: list | None = None
     column_theta: list | None = None
+    clusters: int = 1
+    label_correlation: float = 0.0
+    cluster_norm: float = 1.0
+    cluster_m: list | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -381,9 +419,12 @@ def principal_columns(q: torch.Tensor, m: torch.Tensor, theta: torch.Tensor) -> 
     return [{"q": float(evals[k]), "m": one(mm[..., k]), "theta": one(th[:, k])} for k in order]
 
 
-def extension_overlaps(cfg: SimConfig, P: torch.Tensor, teacher, directions) -> list[dict]:
+def extension_overlaps(
+    cfg: SimConfig, P: torch.Tensor, teacher, directions, means=None
+) -> list[dict]:
     """Per seed: q, m, theta (of (Q_Q + Q_K)/2 when untied) and the extension fields of
-    SimResult (per-matrix overlaps, value_norm, per-column overlaps)."""
+    SimResult (per-matrix overlaps, value_norm, per-column overlaps, and cluster_m when
+    `means` [B, K, d] are given)."""
     QQ, QK, U, W = cfg.layout.split(P)
     Q = 0.5 * (QQ + QK) if cfg.untied else QQ
 
@@ -395,6 +436,9 @@ def extension_overlaps(cfg: SimConfig, P: torch.Tensor, teacher, directions) -> 
 
     q, m, theta = over(Q)
     parts = [{"q": q, "m": m, "theta": theta}]
+    if means is not None:
+        cm = torch.einsum("bkd,bdr->bkr", means, Q) / math.sqrt(cfg.d)
+        parts.append({"cluster_m": cm[..., 0] if cfg.r == 1 else cm})  # K >= 2: always a list
     if cfg.untied:
         for name, M in (("query", QQ), ("key", QK)):
             keys = (f"q_{name}", f"m_{name}", f"theta_{name}")
@@ -418,10 +462,46 @@ def target_matrix(cfg: SimConfig, dtype, device) -> torch.Tensor:
     return torch.as_tensor(np.asarray(cfg.A, dtype=float), dtype=dtype, device=device)
 
 
+def mixture_means(cfg: SimConfig, seeds, dtype, device) -> torch.Tensor | None:
+    """The cluster means [B, K, d] of every seed (each from its "clusters" generator), None
+    for the tied model's Gaussian tokens (clusters = 1)."""
+    if cfg.clusters == 1:
+        return None
+    return torch.stack(
+        [
+            cluster_means(
+                cfg.clusters,
+                cfg.d,
+                cfg.cluster_norm,
+                generator(s, "clusters", device),
+                dtype,
+                device,
+            )
+            for s in seeds
+        ]
+    )
+
+
+def draw_tokens(cfg: SimConfig, size: int, gens, label_gens, means, dtype, device) -> torch.Tensor:
+    """`size` sentences per seed [B, size, L, d], without positions: sigma z from the seed's
+    generator in `gens` (the tied model's draws, unchanged) plus, for mixtures (`means` not
+    None), mu_{c_l} with labels drawn from the seed's generator in `label_gens`."""
+    x = torch.stack([sample_tokens(size, cfg.L, cfg.d, cfg.sigma, g, dtype, device) for g in gens])
+    if means is not None:
+        labels = torch.stack(
+            [
+                sample_labels(size, cfg.L, cfg.clusters, cfg.label_correlation, g, device)
+                for g in label_gens
+            ]
+        )
+        x += means[torch.arange(len(gens), device=device)[:, None, None], labels]
+    return x
+
+
 def draw_training_set(cfg: SimConfig, seeds, dtype, device):
     """Teacher Q* (B, d, t), training tokens x (B, n, L, d, without positions) and targets y
     (B, n, L, d) of every seed, each from that seed's own generators: the training data that
-    `simulate` and `attnphase.gamp` see for a seed."""
+    `simulate` and `attnphase.gamp` see for a seed (mixture tokens when cfg.clusters >= 2)."""
     teacher = torch.stack(
         [
             torch.randn(
@@ -430,13 +510,14 @@ def draw_training_set(cfg: SimConfig, seeds, dtype, device):
             for s in seeds
         ]
     )
-    x = torch.stack(
-        [
-            sample_tokens(
-                cfg.n, cfg.L, cfg.d, cfg.sigma, generator(s, "train", device), dtype, device
-            )
-            for s in seeds
-        ]
+    x = draw_tokens(
+        cfg,
+        cfg.n,
+        [generator(s, "train", device) for s in seeds],
+        [generator(s, "train_labels", device) for s in seeds],
+        mixture_means(cfg, seeds, dtype, device),
+        dtype,
+        device,
     )
     return teacher, x, targets(x, teacher, cfg.omega, target_matrix(cfg, dtype, device))
 
@@ -446,14 +527,14 @@ def held_out_errors(cfg, teacher, Q, Bmat, seeds, positions, A, dtype, device, c
     None) of the baseline on fresh test data, in chunks; the baseline's errors are None
     without Bmat."""
     gens = [generator(s, "test", device) for s in seeds]
+    label_gens = [generator(s, "test_labels", device) for s in seeds]
+    means = mixture_means(cfg, seeds, dtype, device)
     err_att = torch.zeros(len(seeds), dtype=dtype, device=device)
     err_lin = torch.zeros(len(seeds), dtype=dtype, device=device)
     done = 0
     while done < cfg.n_test:
         size = min(chunk, cfg.n_test - done)
-        x = torch.stack(
-            [sample_tokens(size, cfg.L, cfg.d, cfg.sigma, g, dtype, device) for g in gens]
-        )
+        x = draw_tokens(cfg, size, gens, label_gens, means, dtype, device)
         y = targets(x, teacher, cfg.omega, A)
         err_att += (y - student_output(x + positions, Q, cfg.layout)).pow(2).sum(dim=(1, 2, 3))
         if Bmat is not None:
@@ -491,6 +572,9 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
         optimizer=cfg.optimizer,
         untied=cfg.untied,
         value_rank=cfg.value_rank,
+        clusters=cfg.clusters,
+        label_correlation=cfg.label_correlation,
+        cluster_norm=cfg.cluster_norm,
     )
     try:
         rep = minimise(risk, Q0, cfg.optimizer, cfg.lr, cfg.steps, cfg.gtol)
@@ -509,7 +593,8 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
         return [SimResult(**base, seed=s, **failed) for s in seeds]
     with torch.no_grad():
         R = risk(rep.Q)
-    overlaps = extension_overlaps(cfg, rep.Q, teacher, directions)
+    means = mixture_means(cfg, seeds, dtype, device)
+    overlaps = extension_overlaps(cfg, rep.Q, teacher, directions, means)
     err_att, err_lin = held_out_errors(
         cfg, teacher, rep.Q, Bmat, seeds, positions, A, dtype, device
     )

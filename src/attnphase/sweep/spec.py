@@ -5,9 +5,11 @@ Every point is completed with the defaults of `ModelParams` and `solve` (theory)
 alpha=1 and alpha=1.0 are one point; `order` as [n_xi, n_y]; `A` as a nested list) and checked
 by the same validators `theory` and `simulate` use. Its run id is the sha256 of the canonical
 JSON of (kind, point): giving a default explicitly does not change it. The simulation's
-extension parameters (`untied`, `value_rank`, THEORY.md §10) are left out of the hashed point
-when switched off, so a tied-model point keeps the run id it had before they existed (and
-stores written then still resume).
+extension parameters (`untied`, `value_rank`, `clusters`, `label_correlation`, `cluster_norm`,
+THEORY.md §10) are left out of the hashed point when at their defaults, so a tied-model point
+keeps the run id it had before they existed (and stores written then still resume). With
+clusters = 1 the mixture's label_correlation and cluster_norm have no effect: SimConfig stores
+them as their defaults, so such points are one point with the tied model's run id.
 
 Text syntax (the CLI's --grid/--set): `name=v1,v2` or `name=start:stop:num` for one-number
 parameters; for the multi-valued ones (`order`, `A`, `encodings`) a comma list is ONE value and
@@ -77,12 +79,21 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "device": "name",
         "untied": "boolean",
         "value_rank": "integer",
+        "clusters": "integer",
+        "label_correlation": "real",
+        "cluster_norm": "real",
         "seed": "integer",
     },
 }
 MULTI_VALUED = ("order", "matrix", "numbers or none")
 # simulation parameters hashed only when not at these values (see the module docstring)
-_HASHED_WHEN_ON = {"untied": False, "value_rank": 0}
+_HASHED_WHEN_ON = {
+    "untied": False,
+    "value_rank": 0,
+    "clusters": 1,
+    "label_correlation": 0.0,
+    "cluster_norm": 1.0,
+}
 _NUMERIC = ("real", "integer", "real or none", "integer or none")
 MODEL_FIELDS = tuple(f.name for f in dataclasses.fields(ModelParams))
 
@@ -293,6 +304,8 @@ def _validate_simulation(p: dict) -> None:
         raise ValueError(f"seed must be an integer >= 0, got {p['seed']}")
     cfg = SimConfig(**{k: v for k, v in p.items() if k != "seed"})
     p["encodings"] = _nested_lists(cfg.encodings)  # default filled in: one run id per model
+    # no effect with clusters = 1: SimConfig's defaults, so such a point is the tied model's
+    p["label_correlation"], p["cluster_norm"] = cfg.label_correlation, cfg.cluster_norm
 
 
 _VALIDATE = {"theory": _validate_theory, "simulation": _validate_simulation}

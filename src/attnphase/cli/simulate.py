@@ -50,11 +50,12 @@ UNTIED_COLUMNS = ["m_query", "theta_query", "m_key", "theta_key"]
 COLUMN_COLUMNS = ["column_m", "column_theta"]
 
 
-def sim_columns(untied: bool, value_rank: int, rank: int) -> list[str]:
+def sim_columns(untied: bool, value_rank: int, rank: int, clusters: int = 1) -> list[str]:
     """The table's columns: SIM_COLUMNS, then those of the extensions in use."""
     extra = UNTIED_COLUMNS if untied else []
     extra += ["value_norm"] if value_rank > 0 else []
     extra += COLUMN_COLUMNS if rank >= 2 and not untied else []
+    extra += ["cluster_m"] if clusters >= 2 else []
     return SIM_COLUMNS[:-3] + extra + SIM_COLUMNS[-3:]
 
 
@@ -79,6 +80,18 @@ def simulate(
     value_rank: Annotated[
         int, typer.Option(help="rank of a trainable value matrix I + U W^T/d (0: none)")
     ] = 0,
+    clusters: Annotated[
+        int, typer.Option(help="Gaussian-mixture tokens with K clusters (1: Gaussian tokens)")
+    ] = 1,
+    label_correlation: Annotated[
+        float,
+        typer.Option(
+            help="correlation of neighbouring cluster labels, in [0, 1] (--clusters >= 2)"
+        ),
+    ] = 0.0,
+    cluster_norm: Annotated[
+        float, typer.Option(help="norm of every cluster mean (--clusters >= 2)")
+    ] = 1.0,
     seeds: Annotated[
         int,
         typer.Option(help="number of seeds: runs seeds 0..N-1 (each: teacher, data, test, start)"),
@@ -98,7 +111,8 @@ def simulate(
 ) -> None:
     """Train the finite-d model (THEORY.md §1, §7) and report one row per (alpha, init, seed).
     The model options mean what they mean for `attnphase theory` (the same ModelParams).
-    Extensions (THEORY.md §10): --untied, --value-rank R, --rank 2 --init mixed."""
+    Extensions (THEORY.md §10): --untied, --value-rank R, --rank 2 --init mixed,
+    --clusters K --label-correlation RHO [--cluster-norm N] (Gaussian-mixture tokens)."""
     from ..sim import SimConfig, run_grid
 
     try:
@@ -112,6 +126,15 @@ def simulate(
         for name, value in (("--seeds", seeds), ("--workers", workers), ("--threads", threads)):
             if value < 1:
                 raise UsageError(f"{name} must be >= 1, got {value}")
+        for name, value, default in (
+            ("--label-correlation", label_correlation, 0.0),
+            ("--cluster-norm", cluster_norm, 1.0),
+        ):
+            if clusters == 1 and value != default:
+                raise UsageError(
+                    f"{name}: acts on Gaussian-mixture tokens only, so it needs "
+                    f"--clusters >= 2, got --clusters {clusters}"
+                )
         try:
             configs = [
                 SimConfig.from_params(
@@ -127,16 +150,19 @@ def simulate(
                     dtype=dtype,
                     untied=untied,
                     value_rank=value_rank,
+                    clusters=clusters,
+                    label_correlation=label_correlation,
+                    cluster_norm=cluster_norm,
                 )
                 for a in alphas
                 for i in inits
             ]
         except ValueError as err:
             raise _usage(err, {"n": "--alpha/--d", "encodings": "--encoding"}) from None
-        if plot is not None and (untied or value_rank):
+        if plot is not None and (untied or value_rank or clusters != 1):
             raise UsageError(
                 "--plot: the overlay draws the tied model's theory, not available with "
-                "--untied or --value-rank"
+                "--untied, --value-rank or --clusters"
             )
         if plot is not None:
             if p.rank != 1 or p.teacher_rank != 1:
@@ -149,7 +175,7 @@ def simulate(
         _fail(err)
     results = run_grid(configs, range(seeds), workers, threads, progress=sys.stderr.isatty())
     records = [r.as_dict() for r in results]
-    typer.echo(render(records, format, sim_columns(untied, value_rank, p.rank)))
+    typer.echo(render(records, format, sim_columns(untied, value_rank, p.rank, clusters)))
     if plot is not None:
         from ..plots import simulation_overlay
 

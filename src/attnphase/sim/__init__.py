@@ -1,6 +1,14 @@
 """Finite-d simulations of tied low-rank dot-product attention (PyTorch), THEORY.md §1."""
 
-from .data import default_positions, encoded_positions, encoding_basis, generator, targets
+from .data import (
+    cluster_means,
+    default_positions,
+    encoded_positions,
+    encoding_basis,
+    generator,
+    sample_labels,
+    targets,
+)
 from .grid import run_grid, torch_threads
 from .linear import fit_linear, linear_risk, train_linear
 from .models import attention_map, attention_maps, attention_output, naive_risk
@@ -20,6 +28,7 @@ __all__ = [
     "attention_map",
     "attention_maps",
     "attention_output",
+    "cluster_means",
     "default_positions",
     "encoded_positions",
     "encoding_basis",
@@ -30,6 +39,7 @@ __all__ = [
     "naive_risk",
     "pick_device",
     "run_grid",
+    "sample_labels",
     "simulate",
     "targets",
     "torch_threads",

@@ -3,16 +3,29 @@ run through the sweep store, and the CLI's rejection of bad options."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+import attnphase.sim.outcomes as outcomes_module
+import attnphase.sweep
 from attnphase.cli import app
-from attnphase.sim.outcomes import LOSS_RTOL, OVERLAP_ATOL, classify, summarise
+from attnphase.sim.outcomes import (
+    LOSS_RTOL,
+    OVERLAP_ATOL,
+    classify,
+    outcome_specs,
+    outcomes,
+    summarise,
+)
+from attnphase.sweep import SweepSpec
 
 runner = CliRunner()
 SIGMA = 0.5
@@ -113,6 +126,93 @@ def test_summary_counts_and_fractions():
     assert two["runs"] == 1 and two["fraction_other"] == 1.0
 
 
+def planted_end_point(alpha: float, init: str, seed: int):
+    """(status, theta, m, train_loss) planted for one stored run. The informed runs' losses
+    depend on alpha and seed (>= 10% apart: pairing a run with another problem's informed runs
+    would make it "other"); trained seed 0 failed, 1 ends in the semantic minimum (sign
+    flipped), 2 in the positional one, 3 in a third minimum."""
+    scale = alpha * (1 + seed / 10)
+    informed = {
+        "semantic": (0.2, 0.01, 0.0045 * scale),
+        "positional": (0.005, 0.25, 0.0075 * scale),
+    }
+    if init in informed:
+        return ("ok", *informed[init])
+    if seed == 0:
+        return ("error", float("nan"), float("nan"), float("nan"))
+    theta, m, loss = [informed["semantic"], informed["positional"], (0.0, 0.0, 0.009 * scale)][
+        seed - 1
+    ]
+    return ("ok", -theta, -m, loss) if seed == 1 else ("ok", theta, m, loss)
+
+
+@pytest.fixture
+def planted_sweeps(tmp_path, monkeypatch):
+    """run_sweep replaced by the planted end points; the in-memory directory moved to tmp."""
+    seen = []
+
+    def fake_run_sweep(spec, store, **kwargs):
+        seen.append((Path(store), spec))
+        rows = []
+        for rid, p in spec.runs():
+            status, theta, m, loss = planted_end_point(p["alpha"], p["init"], p["seed"])
+            rows.append(
+                {"run_id": rid, "alpha": p["alpha"], "init": p["init"], "seed": p["seed"]}
+                | {"run_status": status, "theta": theta, "m": m, "train_loss": loss}
+                | {"converged": status == "ok"}
+            )
+        return pd.DataFrame(rows[::-1])  # the store's order is not the spec's
+
+    monkeypatch.setattr(attnphase.sweep, "run_sweep", fake_run_sweep)
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    monkeypatch.setattr(outcomes_module, "_SHM", shm)
+    return seen, shm
+
+
+def test_study_classifies_planted_end_points_against_their_own_problem(planted_sweeps):
+    seen, shm = planted_sweeps
+    study = outcomes([1.0, 2.0], 4, sigma=SIGMA)
+    for rec in study.fractions:
+        assert (rec["runs"], rec["n_semantic"], rec["n_positional"], rec["n_other"]) == (4, 1, 1, 2)
+        assert rec["fraction_other"] == 0.5 and rec["not_converged"] == 1
+    by_seed = {(r["alpha"], r["seed"]): r["outcome"] for r in study.runs}
+    for a in (1.0, 2.0):
+        got = [by_seed[(a, s)] for s in range(4)]
+        assert got == ["other", "semantic", "positional", "other"]
+    order = [(r["alpha"], r["seed"]) for r in study.runs]
+    assert order == [(a, s) for a in (1.0, 2.0) for s in range(4)]
+    # a temporary store lives in the in-memory directory; both sweeps share it
+    stores = {store for store, _ in seen}
+    assert len(stores) == 1 and shm in stores.pop().parents
+
+
+def test_temporary_store_falls_back_without_the_memory_directory(planted_sweeps, monkeypatch):
+    seen, shm = planted_sweeps
+    monkeypatch.setattr(outcomes_module, "_SHM", shm / "missing")
+    outcomes([1.0], 1, sigma=SIGMA)
+    assert shm not in seen[0][0].parents
+
+
+def test_gtol_applies_to_the_trained_runs_only(planted_sweeps):
+    seen, _ = planted_sweeps
+    outcomes([1.0], 2, sigma=SIGMA, gtol=1e-6)
+    gtols = {spec.base.get("init", "informed"): {p["gtol"] for p in spec.points()}
+             for _, spec in seen}  # fmt: skip
+    assert gtols == {"informed": {1e-8}, "random": {1e-6}}
+
+
+def test_default_protocol_keeps_the_run_ids_of_stores_written_before_gtol_was_an_option():
+    trained, _ = outcome_specs([0.5, 3.0], 2)
+    before = SweepSpec(
+        "simulation",
+        {"alpha": [0.5, 3.0], "seed": [0, 1]},
+        {"d": 500, "omega": 0.3, "sigma": 0.5, "lam": 0.01, "n_test": 1000}
+        | {"init": "random", "optimizer": "adam", "lr": None, "steps": None},
+    )
+    assert [rid for rid, _ in trained.runs()] == [rid for rid, _ in before.runs()]
+
+
 TINY = ["outcomes", "--alpha", "0.5,2", "--runs", "3", "--d", "50", "--steps", "300"]
 TINY += ["--n-test", "100"]
 
@@ -141,6 +241,15 @@ def test_tiny_study_end_to_end_resumes_from_the_store(tmp_path):
     assert "0 computed, 6 already stored" in again.stderr  # the trained runs
     assert "0 computed, 12 already stored" in again.stderr  # the informed runs
     assert [json.loads(line) for line in again.stdout.splitlines() if line.startswith("{")] == rows
+    # the same rows as CSV (every field) and as a table (the issue's columns at least)
+    wanted = ["alpha", "runs", "fraction_semantic", "fraction_positional", "fraction_other"]
+    for fmt, sep in (("csv", ","), ("table", r"\s+")):
+        res = runner.invoke(app, [*TINY, "--store", str(store), "--format", fmt])
+        assert res.exit_code == 0, res.output
+        frame = pd.read_csv(io.StringIO(res.stdout), sep=sep)
+        assert set(wanted) <= set(frame.columns)
+        for col in wanted:
+            assert frame[col].tolist() == pytest.approx([r[col] for r in rows], abs=1e-6)
 
 
 @pytest.fixture
@@ -178,6 +287,7 @@ def rejected(tmp_path, monkeypatch):
         (["--format", "xml"], "--format"),
         (["--d", "0"], "--d"),
         (["--lr", "-1"], "--lr"),
+        (["--gtol", "0"], "--gtol"),
         (["--omega", "1.5"], "--omega"),
         (["--overlap-atol", "0"], "--overlap-atol"),
         (["--loss-rtol", "-1"], "--loss-rtol"),

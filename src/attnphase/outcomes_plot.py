@@ -14,6 +14,18 @@ _COLOURS = {
 }
 
 
+def study_title(
+    *, d, runs, init, optimizer, lr, steps, gtol, omega, sigma, lam, A_text: str
+) -> str:
+    """The parameters of an outcome study as the figure's two-line title."""
+    step_text = "default" if steps is None else steps
+    return (
+        f"d={d}, {runs} runs/alpha, {init} start, {optimizer} (lr={lr or 'default'}, "
+        f"steps={step_text}, gtol={gtol:g})\nomega={omega}, sigma={sigma}, lambda={lam}, "
+        f"A={A_text}"
+    )
+
+
 def outcome_figure(fractions: list[dict], path: str | Path, parameters: str) -> None:
     """Fractions (with binomial standard errors) of each outcome vs alpha, one record per alpha
     as `attnphase.sim.outcomes` returns them; `parameters` is printed as the title."""

@@ -50,6 +50,9 @@ def outcomes(
     optimizer: Annotated[str, typer.Option(help="optimizer of the runs: adam|gd|lbfgs")] = "adam",
     lr: Annotated[float | None, typer.Option(help="learning rate (default per optimizer)")] = None,
     steps: Annotated[int | None, typer.Option(help="maximum steps (default 5000)")] = None,
+    gtol: Annotated[
+        float, typer.Option(help="the runs stop at this RMS gradient (informed runs: 1e-8)")
+    ] = 1e-8,
     omega: OmegaOpt = 0.3,
     sigma: SigmaOpt = 0.5,
     lam: LamOpt = 0.01,
@@ -84,8 +87,8 @@ def outcomes(
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         options = dict(
-            d=d, init=init, optimizer=optimizer, lr=lr, steps=steps, omega=omega, sigma=sigma,
-            lam=lam, A=parse_matrix(A), n_test=n_test, overlap_atol=overlap_atol,
+            d=d, init=init, optimizer=optimizer, lr=lr, steps=steps, gtol=gtol, omega=omega,
+            sigma=sigma, lam=lam, A=parse_matrix(A), n_test=n_test, overlap_atol=overlap_atol,
             loss_rtol=loss_rtol,
         )  # fmt: skip
         try:
@@ -112,13 +115,12 @@ def outcomes(
         _fail(err)
     typer.echo(render(study.fractions, format, TABLE_COLUMNS))
     if plot is not None:
-        from ..outcomes_plot import outcome_figure
+        from ..outcomes_plot import outcome_figure, study_title
 
-        step_text = "default" if steps is None else steps
-        parameters = (
-            f"d={d}, {runs} runs/alpha, {init} start, {optimizer} (lr={lr or 'default'}, "
-            f"steps={step_text})\nomega={omega}, sigma={sigma}, lambda={lam}, A={A}"
-        )
+        parameters = study_title(
+            d=d, runs=runs, init=init, optimizer=optimizer, lr=lr, steps=steps, gtol=gtol,
+            omega=omega, sigma=sigma, lam=lam, A_text=A,
+        )  # fmt: skip
         try:
             outcome_figure(study.fractions, plot, parameters)
         except (OSError, ValueError) as err:

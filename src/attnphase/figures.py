@@ -27,8 +27,9 @@ from .sweep import SweepSpec, run_sweep
 from .theory import branch_curves
 from .transitions.table import transition_table
 
-FIGURES = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9", "histogram")
+FIGURES = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9", "histogram", "extensions")
 # `figure all`: every figure but the histogram task (11 min in its quick mode, `figure histogram`)
+# and the extensions' phase diagrams (`figure extensions`)
 ALL = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9")
 INITS = ["semantic", "positional"]
 ALTERNATIVE_A = ((0.3, 0.7), (0.8, 0.2))
@@ -288,6 +289,13 @@ def make_histogram(out: Path, quick: bool = True, workers: int = 2, p=None):
     return result
 
 
+def make_extensions(out: Path, quick: bool = True, workers: int = 2, p: ModelParams | None = None):
+    """Fig. 14: the extensions' phase diagrams side by side (`attnphase.extension_figures`)."""
+    from .extension_figures import make_extensions as make
+
+    return make(out, quick=quick, workers=workers, p=p)
+
+
 def output_stems(name: str) -> list[str]:
     """The file stems (PNG and PDF each) that figure `name` ("all" for ALL) writes."""
     if name == "all":
@@ -330,4 +338,5 @@ MAKERS = {
     "fig8": make_fig8,
     "fig9": make_fig9,
     "histogram": make_histogram,
+    "extensions": make_extensions,
 }

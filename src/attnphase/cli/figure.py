@@ -20,7 +20,10 @@ from .transition import TABLE_COLUMNS as TRANSITION_COLUMNS
 @app.command()
 def figure(
     name: Annotated[
-        str, typer.Argument(help="fig2 | fig3 | finite-size | fig7 | fig8 | fig9 | histogram | all")
+        str,
+        typer.Argument(
+            help="fig2 | fig3 | finite-size | fig7 | fig8 | fig9 | histogram | extensions | all"
+        ),
     ],
     out: Annotated[Path, typer.Option(help="output directory (PNG, PDF, sweep stores)")] = Path(
         "results"
@@ -28,8 +31,9 @@ def figure(
     full: Annotated[bool, typer.Option(help="paper-sized runs instead of quick ones")] = False,
     workers: Annotated[int, typer.Option(help="local processes for the simulations")] = 2,
 ) -> None:
-    """Draw one of the paper's figures, or `all` of them but the histogram task's (simulations
-    resume from the sweep stores in --out, theory from its cached tables)."""
+    """Draw one of the paper's figures, or `all` of them but the histogram task's and the
+    extensions' (simulations resume from the sweep stores in --out, theory from its cached
+    tables)."""
     from ..figures import FIGURES, HISTOGRAM_CHECKPOINTS, MAKERS, make_all, output_stems
 
     try:

@@ -28,8 +28,7 @@ def _crossing(alphas: np.ndarray, gaps: np.ndarray, tol: float) -> tuple[float, 
     i = int(negative[0])
     if i == 0:
         return np.nan, STATUSES[1], changes
-    g0 = max(float(gaps[i - 1]), 0.0)  # >= -tol: a gap within tol is 0
-    g1 = float(gaps[i])
+    g0, g1 = float(gaps[i - 1]), float(gaps[i])  # g0 >= -tol > g1
     a0, a1 = float(alphas[i - 1]), float(alphas[i])
     return a0 + (a1 - a0) * g0 / (g0 - g1), STATUSES[0], changes
 
@@ -37,11 +36,11 @@ def _crossing(alphas: np.ndarray, gaps: np.ndarray, tol: float) -> tuple[float, 
 def empirical_transitions(gap: pd.DataFrame, tol: float = SAME_MINIMUM) -> pd.DataFrame:
     """Per omega (the rows of `gap`, the semantic-minus-positional training loss with omega
     rows and alpha columns, as `attnphase.plots.phase_maps` gives it): alpha_t, the smallest
-    alpha where the gap becomes negative (< -tol), linearly interpolated between that grid
-    point and the one before it (the zero of the line through their gaps; a gap within tol
-    counts as 0). Missing gaps (NaN: no converged pair) are skipped. status: "crossing",
-    "negative from the smallest alpha" or "no negative gap" (alpha_t NaN: the transition is
-    outside the grid), "no data". sign_changes: how often the sign (gaps within tol skipped)
+    alpha where the gap becomes negative (< -tol; a gap within tol is one minimum for both
+    starts, no sign), linearly interpolated between that grid point and the one before it
+    (the zero of the line through their gaps). Missing gaps (NaN: no converged pair) are
+    skipped. status: "crossing", "negative from the smallest alpha" or "no negative gap"
+    (alpha_t NaN: the transition is outside the grid), "no data". sign_changes: how often the sign (gaps within tol skipped)
     changes along alpha: 1 for a clean transition, more where the map is noisy."""
     if not (np.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be a finite number >= 0, got {tol}")

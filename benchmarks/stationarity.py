@@ -12,7 +12,6 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from attnphase.theory.general.channel import GeneralChannel
 from attnphase.theory.general.stationarity import check_stationarity
 
 _spec = importlib.util.spec_from_file_location(
@@ -34,9 +33,7 @@ def main() -> None:
     for name, (p, o, _, _) in cases.CASES.items():
         for n in (int(x) for x in args.points.split(",")):
             for seed in range(1, args.seeds + 1):
-                c = check_stationarity(
-                    1.5, p, o, GeneralChannel(p.L, p.rank, p.teacher_rank, n, seed)
-                )
+                c = check_stationarity(1.5, p, o, cases.channel(name, n, seed))
                 dev = [c.deviation(k) for k in ("Vhat", "Mhat", "thetahat", "qhat")]
                 print(
                     f"{name:<14}{n:>8}{seed:>6}"

@@ -43,13 +43,34 @@ CASES = {
         2048,
         0.1,
     ),
+    # untied query and key (docs/theory-untied.md): a field of width 2 (query, key), its own
+    # prox kernel (logits h_Q h_K^T); a wrong key index or curvature term in the kernel's
+    # derivatives leaves Newton at non-minimisers, and the hats stop being derivatives
+    "L=2 untied": (
+        ModelParams(omega=0.3, sigma=0.5, lam=0.01),
+        ge.MatrixOverlaps(
+            q=np.array([[0.15, 0.09], [0.09, 0.12]]),
+            M=np.array([[0.1, 0.15]]),
+            theta=np.array([[0.12, 0.08]]),
+            V=np.array([[5.0, 1.0], [1.0, 3.0]]),
+        ),
+        2048,
+        0.1,
+    ),
 }
+
+
+def channel(case: str, points: int, seed: int) -> GeneralChannel:
+    """The case's channel: the field width is 2r for the untied case."""
+    p = CASES[case][0]
+    untied = "untied" in case
+    return GeneralChannel(p.L, p.rank * (2 if untied else 1), p.teacher_rank, points, seed, untied)
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_hats_are_derivatives_of_the_mean_envelope(case):
     p, o, points, tol = CASES[case]
-    check = check_stationarity(1.5, p, o, GeneralChannel(p.L, p.rank, p.teacher_rank, points, 1))
+    check = check_stationarity(1.5, p, o, channel(case, points, 1))
     assert check.deviation("qhat") < 1e-6
     for name in ("Vhat", "Mhat", "thetahat"):
         assert check.deviation(name) < tol, (name, check.hats[name], check.derivatives[name])

@@ -212,6 +212,7 @@ def global_prox(
     n_best: int = 2,
     gtol: float = 1e-10,
     max_iter: int = 100,
+    untied: bool = False,
 ) -> ProxResult:
     """Global minimiser of F over Newton runs from `starts` (N, S, L, r), lowest F kept.
 
@@ -222,7 +223,13 @@ def global_prox(
     w (N, L, r); Vinv (r, r); K, Cm: (N, L, L) per sample or (L, L) shared; c: (N,) or scalar.
     On a CUDA device the batched torch implementation runs; on the CPU the numba kernel of
     `attnphase.prox.kernel` (same algorithm, one problem per thread, ~10x faster there).
+    untied: the fields are (h_Q, h_K), r = 2 r_Q columns, and S = softmax_row(h_Q h_K^T)
+    (docs/theory-untied.md); the numba kernel only, so the tensors must be on the CPU.
     """
+    if untied and w.device.type != "cpu":
+        raise ValueError("untied: the prox of untied fields runs on the CPU only")
+    if untied and starts.shape[-1] % 2:
+        raise ValueError(f"untied: fields need an even width, got {starts.shape[-1]}")
     if w.device.type != "cpu":
         return global_prox_torch(
             w, Vinv, K, Cm, c, starts, probe=probe, n_best=n_best, gtol=gtol, max_iter=max_iter
@@ -253,6 +260,7 @@ def global_prox(
         n_best,
         gtol,
         max_iter,
+        untied,
         out_h,
         out_f,
         out_s,

@@ -2,7 +2,10 @@
 
 The same algorithm and formulas as the torch implementation in `attnphase.prox` (which
 serves CUDA devices), one problem at a time: safeguarded Newton from every start, the lowest
-objective kept. Derivatives as in `attnphase.softmax_loss` (THEORY.md §8).
+objective kept. Derivatives as in `attnphase.softmax_loss` (THEORY.md §8). Every function
+takes `untied`: the fields' columns are then the query fields followed by the key fields and
+the logits are Z = h_Q h_K^T (docs/theory-untied.md); the CPU kernel is the only
+implementation of that case.
 """
 
 from __future__ import annotations
@@ -20,15 +23,18 @@ _NEWTON_ZONE = 1e-4
 
 
 @njit_cached()
-def _attention(h, S):
-    """S = softmax_row(h h^T) into S (L x L)."""
-    L, r = h.shape
+def _attention(h, S, untied):
+    """S = softmax_row(Z) into S (L x L): Z = h h^T (tied) or, for untied fields
+    h = (h_Q, h_K) of width 2r, Z = h_Q h_K^T."""
+    L, R = h.shape
+    r = R // 2 if untied else R
+    off = r if untied else 0
     for i in range(L):
         zmax = -np.inf
         for k in range(L):
             z = 0.0
             for a in range(r):
-                z += h[i, a] * h[k, a]
+                z += h[i, a] * h[k, a + off]
             S[i, k] = z
             zmax = max(zmax, z)
         tot = 0.0
@@ -40,10 +46,10 @@ def _attention(h, S):
 
 
 @njit_cached()
-def objective(h, w, Vinv, K, Cm, c, S):
+def objective(h, w, Vinv, K, Cm, c, S, untied):
     """F(h) = 1/2 tr((h - w) V^{-1} (h - w)^T) + g(h); S is scratch (L x L)."""
     L, r = h.shape
-    _attention(h, S)
+    _attention(h, S, untied)
     f = c
     for i in range(L):
         for k in range(L):
@@ -59,11 +65,16 @@ def objective(h, w, Vinv, K, Cm, c, S):
 
 
 @njit_cached()
-def derivatives(h, w, Vinv, K, Cm, S, P, grad, H):
-    """Gradient (L*r) and Hessian (L*r x L*r) of F at h, row-major flattening of h."""
+def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, untied):
+    """Gradient (L*r) and Hessian (L*r x L*r) of F at h, row-major flattening of h. With
+    P = dg/dZ: tied, dZ_ik/dh_ac = delta_ia h_kc + delta_ka h_ic and the curvature of Z adds
+    delta_cd (P + P^T)_ab; untied (columns c < r/2 query, the others key, c' = c + r/2),
+    dZ_ik/dh_ac = delta_ia h_kc' and dZ_ik/dh_ac' = delta_ka h_ic, curvature P_ab at (ac, bc')
+    and P_ba at (ac', bc)."""
     L, r = h.shape
     n = L * r
-    _attention(h, S)
+    half = r // 2
+    _attention(h, S, untied)
     for i in range(L):
         ubar = 0.0
         for k in range(L):
@@ -78,7 +89,12 @@ def derivatives(h, w, Vinv, K, Cm, S, P, grad, H):
         for cc in range(r):
             g = 0.0
             for k in range(L):
-                g += (P[a, k] + P[k, a]) * h[k, cc]
+                if not untied:
+                    g += (P[a, k] + P[k, a]) * h[k, cc]
+                elif cc < half:
+                    g += P[a, k] * h[k, cc + half]
+                else:
+                    g += P[k, a] * h[k, cc - half]
             for b in range(r):
                 g += (h[a, b] - w[a, b]) * Vinv[cc, b]
             grad[a * r + cc] = g
@@ -107,10 +123,16 @@ def derivatives(h, w, Vinv, K, Cm, S, P, grad, H):
             for a in range(L):
                 for cc in range(r):
                     v = 0.0
-                    if a == i:
-                        v += h[k, cc]
-                    if a == k:
-                        v += h[i, cc]
+                    if not untied:
+                        if a == i:
+                            v += h[k, cc]
+                        if a == k:
+                            v += h[i, cc]
+                    elif cc < half:
+                        if a == i:
+                            v += h[k, cc + half]
+                    elif a == k:
+                        v += h[i, cc - half]
                     E[k, a * r + cc] = v
         for k in range(L):
             for y in range(n):
@@ -126,16 +148,21 @@ def derivatives(h, w, Vinv, K, Cm, S, P, grad, H):
                 H[x, y] += v
     for a in range(L):
         for b in range(L):
-            pab = P[a, b] + P[b, a]
-            for cc in range(r):
-                H[a * r + cc, b * r + cc] += pab
+            if untied:
+                for cc in range(half):
+                    H[a * r + cc, b * r + cc + half] += P[a, b]
+                    H[a * r + cc + half, b * r + cc] += P[b, a]
+            else:
+                pab = P[a, b] + P[b, a]
+                for cc in range(r):
+                    H[a * r + cc, b * r + cc] += pab
         for cc in range(r):
             for dd in range(r):
                 H[a * r + cc, a * r + dd] += Vinv[cc, dd]
 
 
 @njit_cached()
-def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor):
+def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor, untied):
     """Local minimiser of F from h (modified in place); returns (F, stationary)."""
     L, r = h.shape
     n = L * r
@@ -145,9 +172,9 @@ def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor):
     H = np.empty((n, n))
     step = np.empty(n)
     trial = np.empty((L, r))
-    f = objective(h, w, Vinv, K, Cm, c, S)
+    f = objective(h, w, Vinv, K, Cm, c, S, untied)
     for _ in range(max_iter):
-        derivatives(h, w, Vinv, K, Cm, S, P, grad, H)
+        derivatives(h, w, Vinv, K, Cm, S, P, grad, H, untied)
         gmax = 0.0
         hnorm = 0.0
         for x in range(n):
@@ -178,7 +205,7 @@ def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor):
         for _ls in range(_BACKTRACKS + 1):
             for x in range(n):
                 trial[x // r, x % r] = h[x // r, x % r] + t * step[x]
-            ft = objective(trial, w, Vinv, K, Cm, c, S)
+            ft = objective(trial, w, Vinv, K, Cm, c, S, untied)
             if pure or ft <= f + _ARMIJO * t * slope:
                 accepted = True
                 break
@@ -192,14 +219,29 @@ def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor):
 
 @njit_cached(parallel=True)
 def global_prox_kernel(
-    w, Vinv, K, Cm, c, starts, probe, n_best, gtol, max_iter, out_h, out_f, out_start, out_stat
+    w,
+    Vinv,
+    K,
+    Cm,
+    c,
+    starts,
+    probe,
+    n_best,
+    gtol,
+    max_iter,
+    untied,
+    out_h,
+    out_f,
+    out_start,
+    out_stat,
 ):
     """For every problem i: Newton from each start and from the n_best lowest of the probe
     points w_i + R_i probe_p (R_i^2 = 2 lambda_max(V) g(w_i), the ball that holds every
     minimiser when g >= 0); the lowest F is kept (outputs written in place; out_start = S + k
     for the k-th probe start).
 
-    K, Cm, c have a leading axis of length N (per problem) or 1 (shared)."""
+    K, Cm, c have a leading axis of length N (per problem) or 1 (shared); untied: the logits
+    are h_Q h_K^T (see `derivatives`)."""
     N, S_, L, r = starts.shape
     lam = np.linalg.eigvalsh(Vinv)
     floor = 1e-2 * lam[0]
@@ -219,15 +261,15 @@ def global_prox_kernel(
                 h[:, :] = starts[i, s]
             else:
                 if s == S_:
-                    g0 = objective(wi, wi, Vinv, Ki, Cmi, ci, S)
+                    g0 = objective(wi, wi, Vinv, Ki, Cmi, ci, S, untied)
                     radius = math.sqrt(2.0 * vmax * max(g0, 0.0))
                     fp = np.empty(n_probe)
                     for p in range(n_probe):
                         h[:, :] = wi + radius * probe[p]
-                        fp[p] = objective(h, wi, Vinv, Ki, Cmi, ci, S)
+                        fp[p] = objective(h, wi, Vinv, Ki, Cmi, ci, S, untied)
                     order = np.argsort(fp)
                 h[:, :] = wi + radius * probe[order[s - S_]]
-            f, stat = newton(h, wi, Vinv, Ki, Cmi, ci, gtol, max_iter, floor)
+            f, stat = newton(h, wi, Vinv, Ki, Cmi, ci, gtol, max_iter, floor, untied)
             if f < best:
                 best = f
                 out_h[i] = h

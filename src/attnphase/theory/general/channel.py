@@ -26,9 +26,14 @@ def gaussian_points(n: int, dim: int, seed: int) -> np.ndarray:
     return np.concatenate([z, -z])
 
 
-def attention(h: np.ndarray) -> np.ndarray:
-    """softmax_row(h h^T) for fields h of shape (n, L, r)."""
-    z = h @ np.swapaxes(h, -1, -2)
+def attention(h: np.ndarray, untied: bool = False) -> np.ndarray:
+    """softmax_row(h h^T) for fields h of shape (n, L, r); untied: softmax_row(h_Q h_K^T) for
+    h = (h_Q, h_K) along the last axis (docs/theory-untied.md)."""
+    if untied:
+        half = h.shape[-1] // 2
+        z = h[..., :half] @ np.swapaxes(h[..., half:], -1, -2)
+    else:
+        z = h @ np.swapaxes(h, -1, -2)
     z = np.exp(z - z.max(-1, keepdims=True))
     return z / z.sum(-1, keepdims=True)
 
@@ -40,10 +45,13 @@ def target_matrix(hstar: np.ndarray, omega: float, A: np.ndarray) -> np.ndarray:
 
 class GeneralChannel:
     """Expectations over the fixed points of one scrambling, for L tokens, ranks r and t,
-    encodings C (L x K) and token variance sigma^2."""
+    encodings C (L x K) and token variance sigma^2. r is the width of the student field:
+    with `untied` (docs/theory-untied.md) it is 2 r_Q, the query fields then the key fields."""
 
-    def __init__(self, L: int, r: int, t: int, n: int, seed: int):
-        self.L, self.r, self.t = L, r, t
+    def __init__(self, L: int, r: int, t: int, n: int, seed: int, untied: bool = False):
+        if untied and r % 2:
+            raise ValueError(f"untied: the student field needs an even width, got r = {r}")
+        self.L, self.r, self.t, self.untied = L, r, t, untied
         self.z = gaussian_points(n, L * (r + t), seed).reshape(-1, L, r + t)
         self.xi = self.z[..., :r]
         self.y = self.z[..., r:]
@@ -115,6 +123,7 @@ class GeneralChannel:
             torch.from_numpy(cst),
             torch.from_numpy(self.starts(w, hstar, o)),
             probe=PROBE,
+            untied=self.untied,
         )
         h = res.h.numpy()
         env = res.envelope.numpy()
@@ -125,13 +134,13 @@ class GeneralChannel:
         gamma_isqrt = sym_sqrt(teacher_covariance(o, rho), -0.5)
         score = self.xi @ sym_sqrt(o.q, -0.5) - self.y @ gamma_isqrt @ o.theta @ np.linalg.inv(o.q)
         Mc = env - cst  # a function of h* alone integrates to zero against the score
-        n = self.n_points
+        n, u = self.n_points, self.untied
         return GeneralMoments(
             ff=np.einsum("nlr,nls->rs", f, f) / n,
             Ma=np.einsum("n,lk,nlr->kr", Mc, C, score) / n,
             yf=np.einsum("nlt,nlr->tr", self.y, f) / n,
             fxi=np.einsum("nlr,nls->rs", f, self.xi) / n,
             M=float(env.mean()),
-            ell_prox=float(0.5 * s2 * ((attention(h) - T) ** 2).sum((-1, -2)).mean()),
-            ell_free=float(0.5 * s2 * ((attention(w) - T) ** 2).sum((-1, -2)).mean()),
+            ell_prox=float(0.5 * s2 * ((attention(h, u) - T) ** 2).sum((-1, -2)).mean()),
+            ell_free=float(0.5 * s2 * ((attention(w, u) - T) ** 2).sum((-1, -2)).mean()),
         )

@@ -35,12 +35,26 @@ COARSE_DAMPING_DEFAULT = 0.5
 COLLAPSED = 1e-4  # max |M| (positional) or |theta| (semantic): the start fell to the trivial point
 
 
-def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
+def field_width(p: ModelParams, untied: bool) -> int:
+    """Columns of the student field: r, or 2r for untied query and key (docs/theory-untied.md)."""
+    return 2 * p.rank if untied else p.rank
+
+
+def ridge(p: ModelParams, untied: bool) -> float:
+    """The ridge of the state evolution in the field's columns: lambda, or lambda/2 untied (the
+    simulations' lambda/4 (|Q_Q|^2 + |Q_K|^2), the tied ridge at Q_Q = Q_K)."""
+    return p.lam / 2 if untied else p.lam
+
+
+def start_overlaps(branch: str, p: ModelParams, untied: bool = False) -> ge.MatrixOverlaps:
     """Starting overlaps of each branch, the L=2 authors' values (THEORY.md §3) per column:
     semantic: every column aligned with the teacher; positional: column 1 along the first
     encoding direction (M = (0.2, 0, ...): any M of rank one is this up to a rotation of the
     columns), the others trivial; mixed (r >= 2): column 1 semantic, column 2 positional;
-    trivial."""
+    trivial. untied: the tied start in both the query and the key columns (Q_Q = Q_K, made
+    admissible by a 10% independent part in q)."""
+    if untied:
+        return _untied_start(start_overlaps(branch, p))
     r, t, K = p.rank, p.teacher_rank, p.K
     q = 0.02 * np.eye(r)
     M = np.zeros((K, r))
@@ -61,7 +75,17 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
     return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=14.575 * np.eye(r))
 
 
-def free_overlaps(branch: str, r: int, K: int, t: int) -> ge.MatrixOverlaps:
+def _untied_start(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
+    """(Q_Q, Q_K) = (Q, Q) in overlaps, with q's off-diagonal blocks 0.9 q (q positive definite)."""
+    return ge.MatrixOverlaps(
+        q=np.kron(np.array([[1.0, 0.9], [0.9, 1.0]]), o.q),
+        M=np.hstack([o.M, o.M]),
+        theta=np.hstack([o.theta, o.theta]),
+        V=np.kron(np.eye(2), o.V),
+    )
+
+
+def free_overlaps(branch: str, r: int, K: int, t: int, untied: bool = False) -> ge.MatrixOverlaps:
     """1 where an overlap iterates freely on a branch, 0 where it is held at zero. Every
     pinned set is an invariant manifold of the exact map for any A; the integration breaks the
     single-column symmetries of rank >= 2, hence the pins there (free, a trivial column's M
@@ -72,12 +96,21 @@ def free_overlaps(branch: str, r: int, K: int, t: int) -> ge.MatrixOverlaps:
       and S(h) = softmax(h h^T) unchanged, so its Mhat and the off-diagonal qhat, Vhat vanish;
     - mixed: column 1 semantic (its M = 0), column 2 positional (its theta = 0), others trivial,
       q, V diagonal: symmetric under flipping column 1 together with y -> -y;
-    - trivial: M = theta = 0."""
+    - trivial: M = theta = 0.
+    untied (rank 1: r = 2, query and key column): the same symmetries pin M on the semantic
+    branch and theta on the positional one (S(-h_Q, -h_K) = S(h_Q, h_K)); flipping one column
+    alone is no symmetry (it flips the logits), so nothing else is pinned."""
     q, M, theta, V = np.ones((r, r)), np.ones((K, r)), np.ones((t, r)), np.ones((r, r))
     if branch in ("semantic", "trivial"):
         M[:] = 0.0
     if branch in ("positional", "trivial"):
         theta[:] = 0.0
+    if untied:
+        if branch == "mixed":
+            raise ValueError(
+                "untied: the mixed branch needs rank >= 2; the untied theory has rank 1"
+            )
+        return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=V)
     if branch in ("positional", "mixed"):
         diag = np.eye(r, dtype=bool)
         q[~diag] = V[~diag] = 0.0
@@ -91,8 +124,8 @@ def free_overlaps(branch: str, r: int, K: int, t: int) -> ge.MatrixOverlaps:
 class _Layout:
     """Packing of MatrixOverlaps into one vector: q and V by their upper triangles."""
 
-    def __init__(self, r: int, K: int, t: int):
-        self.r, self.K, self.t = r, K, t
+    def __init__(self, r: int, K: int, t: int, untied: bool = False):
+        self.r, self.K, self.t, self.untied = r, K, t, untied
         self.iu = np.triu_indices(r)
 
     def pack(self, o: ge.MatrixOverlaps) -> np.ndarray:
@@ -125,10 +158,10 @@ class _Layout:
 
     def mask(self, branch: str) -> np.ndarray:
         """The packed `free_overlaps` of a branch (all free for any other name)."""
-        return self.pack(free_overlaps(branch, self.r, self.K, self.t))
+        return self.pack(free_overlaps(branch, self.r, self.K, self.t, self.untied))
 
 
-def canonical(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
+def canonical(o: ge.MatrixOverlaps, untied: bool = False) -> ge.MatrixOverlaps:
     """The overlaps in a fixed frame of the student's column space. The model is invariant under
     Q -> Q R (R orthogonal r x r: S(h R) = S(h), the ridge is isotropic), so fixed points come
     in orbits q -> R^T q R, M -> M R, theta -> theta R, V -> R^T V R, along which an iteration
@@ -136,7 +169,10 @@ def canonical(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
     closest to (the permutation maximising sum |U_cc|) and signed to keep U_cc >= 0. Tying the
     frame to the current axes keeps the map continuous where two eigenvalues of q cross
     (sorting them would swap two columns there) and keeps a map that flips a column (M -> -M)
-    from passing for a fixed point. For r = 1 this is the identity."""
+    from passing for a fixed point. For r = 1 this is the identity, and for untied query and key
+    of rank 1 too (rotating the query column into the key column is no symmetry)."""
+    if untied:
+        return o
     _, U = np.linalg.eigh(o.q)
     _, cols = linear_sum_assignment(-np.abs(U))
     U = U[:, cols]
@@ -144,9 +180,17 @@ def canonical(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
     return ge.MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
 
 
-def _column_signs(o: ge.MatrixOverlaps) -> np.ndarray:
+def _column_signs(o: ge.MatrixOverlaps, untied: bool = False) -> np.ndarray:
     """Per student column, the sign making its largest theta entry positive (its largest M
-    entry where theta's column is below COLLAPSED; + on the trivial manifold)."""
+    entry where theta's column is below COLLAPSED; + on the trivial manifold). untied: one
+    sign for both columns (only the joint flip (Q_Q, Q_K) -> -(Q_Q, Q_K) is a symmetry), that
+    of the largest theta entry (else M entry) over both."""
+    if untied:
+        for block in (o.theta.ravel(), o.M.ravel()):
+            top = block[np.argmax(np.abs(block))] if block.size else 0.0
+            if abs(top) >= COLLAPSED:
+                return np.full(o.q.shape[0], np.sign(top))
+        return np.ones(o.q.shape[0])
     signs = np.ones(o.q.shape[0])
     for c in range(signs.size):
         for block in (o.theta[:, c], o.M[:, c]):
@@ -157,12 +201,14 @@ def _column_signs(o: ge.MatrixOverlaps) -> np.ndarray:
     return signs
 
 
-def oriented(o: ge.MatrixOverlaps, h: ge.MatrixHats) -> tuple[ge.MatrixOverlaps, ge.MatrixHats]:
+def oriented(
+    o: ge.MatrixOverlaps, h: ge.MatrixHats, untied: bool = False
+) -> tuple[ge.MatrixOverlaps, ge.MatrixHats]:
     """Overlaps and their hats with every student column signed by `_column_signs`.
     Flipping a column (Q_c -> -Q_c, R = diag(+-1) in `canonical`'s symmetry) maps fixed points
     to fixed points of the point set reflected in y, whose law is the same; without it a damped
     cold start that carries theta through zero reports -theta."""
-    D = _column_signs(o)
+    D = _column_signs(o, untied)
     two = np.outer(D, D)
     flipped = ge.MatrixOverlaps(q=o.q * two, M=o.M * D, theta=o.theta * D, V=o.V * two)
     hats = ge.MatrixHats(
@@ -186,7 +232,9 @@ class GeneralMap:
 
     def __init__(self, alpha: float, p: ModelParams, channel: GeneralChannel, keep: np.ndarray):
         self.alpha, self.p, self.channel, self.keep = alpha, p, channel, keep
-        self.layout = _Layout(p.rank, p.K, p.teacher_rank)
+        self.untied = channel.untied
+        self.lam = ridge(p, self.untied)
+        self.layout = _Layout(channel.r, p.K, p.teacher_rank, self.untied)
         # M = theta = 0 (trivial manifold): the fixed point is rotation invariant (q, V
         # proportional to I), nothing drifts, and q's eigenvectors are no frame
         self.isotropic = self.layout.pins_M_and_theta(keep)
@@ -206,10 +254,10 @@ class GeneralMap:
             raise InadmissibleStep("overlaps not admissible (q, V, Gamma must be pos. definite)")
         h, m = self.evaluate(o)
         try:
-            new = ge.overlaps(h, sigma=self.p.sigma, lam=self.p.lam, rho=self.rho)
+            new = ge.overlaps(h, sigma=self.p.sigma, lam=self.lam, rho=self.rho)
         except ArithmeticError as err:
             raise InadmissibleStep(str(err)) from None
-        fx = self.layout.pack(new if self.isotropic else canonical(new)) * self.keep
+        fx = self.layout.pack(new if self.isotropic else canonical(new, self.untied)) * self.keep
         if not np.all(np.isfinite(fx)):
             raise InadmissibleStep("non-finite overlaps")
         return fx, (h, m)
@@ -250,13 +298,13 @@ class Solution:
     status: str
 
 
-def _observables(o, h, m, alpha, p: ModelParams) -> dict[str, float]:
+def _observables(o, h, m, alpha, p: ModelParams, lam: float) -> dict[str, float]:
     rho = p.sigma**2 * np.eye(p.teacher_rank)
-    phi = ge.free_entropy(o, h, m, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=rho)
+    phi = ge.free_entropy(o, h, m, alpha=alpha, sigma=p.sigma, lam=lam, rho=rho)
     return {
         "test_error": ge.test_error(m),
         "train_loss": -phi,
-        "train_loss_identity": ge.train_loss_identity(o, m, alpha=alpha, sigma=p.sigma, lam=p.lam),
+        "train_loss_identity": ge.train_loss_identity(o, m, alpha=alpha, sigma=p.sigma, lam=lam),
     }
 
 
@@ -276,9 +324,10 @@ def solve_one(
     """Fixed point on one scrambling from `start` (first damped on `coarse` when given), by
     Anderson-accelerated damped steps; a start whose order parameter collapses (`collapsed`)
     is finished on the trivial manifold."""
-    layout = _Layout(p.rank, p.K, p.teacher_rank)
+    untied = channel.untied
+    layout = _Layout(channel.r, p.K, p.teacher_rank, untied)
     keep = layout.mask(branch)
-    x = layout.pack(canonical(start)) * keep
+    x = layout.pack(canonical(start, untied)) * keep
     fine = GeneralMap(alpha, p, channel, keep)
     kw = dict(admissible=fine.admissible, damping=damping, max_iter=max_iter)
     iterations = 0
@@ -301,7 +350,7 @@ def solve_one(
         if pre.aux is not None and fine.admissible(pre.x):
             # the coarse points' fixed point stands in for the fine points' one of the same
             # sign: hand over +theta, else the fine stage solves the y-reflected points
-            x = layout.pack(oriented(layout.unpack(pre.x), pre.aux[0])[0]) * keep
+            x = layout.pack(oriented(layout.unpack(pre.x), pre.aux[0], untied)[0]) * keep
             if not pre.converged and collapsed(layout, x, branch):
                 keep = layout.mask("trivial")
                 x, fine = x * keep, GeneralMap(alpha, p, channel, keep)
@@ -317,10 +366,9 @@ def solve_one(
     if rep.aux is None or not (rep.converged or rep.status == "maximum iterations reached"):
         return Solution(None, None, {}, False, iterations, rep.residuals, rep.status)
     h, m = rep.aux
-    o, h = oriented(layout.unpack(rep.x), h)
-    return Solution(
-        o, h, _observables(o, h, m, alpha, p), rep.converged, iterations, rep.residuals, rep.status
-    )
+    o, h = oriented(layout.unpack(rep.x), h, untied)
+    observables = _observables(o, h, m, alpha, p, ridge(p, untied))
+    return Solution(o, h, observables, rep.converged, iterations, rep.residuals, rep.status)
 
 
 @dataclass(frozen=True)
@@ -330,7 +378,9 @@ class GeneralResult:
     values: q, M, theta, V, qhat, Mhat, thetahat, Vhat (arrays) and test_error, train_loss,
     train_loss_identity (R/d computed as alpha E[ell] + lambda tr q/(2 sigma^2), equal to
     train_loss = -Phi at a fixed point up to the integration error). points: Sobol points per
-    scrambling, before their antithetic images (the integrals use twice as many)."""
+    scrambling, before their antithetic images (the integrals use twice as many). untied:
+    the overlaps are those of the field (h_Q, h_K): q is 2 x 2 (query, key), M and theta have
+    a query and a key column (docs/theory-untied.md)."""
 
     alpha: float
     params: ModelParams
@@ -345,6 +395,7 @@ class GeneralResult:
     linear_test_error: float
     linear_test_error_err: float
     solutions: tuple[Solution, ...] = dataclasses.field(repr=False)
+    untied: bool = False
 
     engine = "general"
 
@@ -397,6 +448,7 @@ class GeneralResult:
             status=self.status,
             kind=self.kind,
             engine=self.engine,
+            untied=self.untied,
             L=p.L,
             rank=p.rank,
             teacher_rank=p.teacher_rank,
@@ -456,10 +508,14 @@ def _summary(solutions: list[Solution]) -> tuple[dict, dict]:
     return values, errors
 
 
-def make_channels(p: ModelParams, points: int, randomisations: int, seed: int = 0):
+def make_channels(
+    p: ModelParams, points: int, randomisations: int, seed: int = 0, untied: bool = False
+):
     """`randomisations` independent scramblings (seeds seed, seed + 1, ...) of `points` points."""
+    width = field_width(p, untied)
     return [
-        GeneralChannel(p.L, p.rank, p.teacher_rank, points, seed + k) for k in range(randomisations)
+        GeneralChannel(p.L, width, p.teacher_rank, points, seed + k, untied)
+        for k in range(randomisations)
     ]
 
 
@@ -477,9 +533,11 @@ def solve_general(
     anderson: int = 3,
     max_iter: int = 200,
     channels: list[GeneralChannel] | None = None,
+    untied: bool = False,
 ) -> GeneralResult:
     """One fixed point of the general state evolution at alpha, on `randomisations`
     independent scramblings of `points` Sobol points (plus antithetic images) each.
+    untied: separate query and key matrices (rank 1; docs/theory-untied.md).
 
     init: a branch name (started cold: damped iterations on points/8 first) or explicit
     MatrixOverlaps (with `branch` naming the manifold to pin, if any). The first scrambling's
@@ -490,18 +548,27 @@ def solve_general(
     p = params if params is not None else ModelParams()
     points = check_int("points", points, minimum=2)
     randomisations = check_int("randomisations", randomisations)
+    if untied and p.rank != 1:
+        raise ValueError(f"untied: the untied theory has student rank 1, got rank={p.rank}")
+    if channels is not None and any(c.untied != untied for c in channels):
+        raise ValueError(f"channels: built with untied={not untied}, solving untied={untied}")
     if isinstance(init, str):
-        start, label, cold = start_overlaps(init, p), init, True
+        start, label, cold = start_overlaps(init, p, untied), init, True
     else:
         start, label, cold = init, branch or "custom", False
     if channels is None:
-        channels = make_channels(p, points, randomisations, seed)
+        channels = make_channels(p, points, randomisations, seed, untied)
     solutions: list[Solution] = []
     for k, channel in enumerate(channels):
         coarse = None
         if cold and k == 0:
             coarse = GeneralChannel(
-                p.L, p.rank, p.teacher_rank, max(points // COARSE_FRACTION, 64), seed + 10_000
+                p.L,
+                field_width(p, untied),
+                p.teacher_rank,
+                max(points // COARSE_FRACTION, 64),
+                seed + 10_000,
+                untied,
             )
         sol = solve_one(
             alpha,
@@ -539,6 +606,7 @@ def solve_general(
         linear_test_error=eps_lin,
         linear_test_error_err=eps_lin_err,
         solutions=tuple(solutions),
+        untied=untied,
     )
 
 
@@ -553,6 +621,7 @@ def general_learning_curve(
     tol: float = 1e-5,
     progress: bool = False,
     channels: list[GeneralChannel] | None = None,
+    untied: bool = False,
 ) -> list[GeneralResult]:
     """Follow one branch along alpha with the general engine (results in the order of alphas):
     the same points and prox warm starts throughout (common random numbers, so differences
@@ -564,7 +633,7 @@ def general_learning_curve(
     if not alist:
         raise ValueError("alphas must not be empty")
     if channels is None:
-        channels = make_channels(p, points, randomisations, seed)
+        channels = make_channels(p, points, randomisations, seed, untied)
     order = sorted(range(len(alist)), key=lambda i: alist[i], reverse=branch == "semantic")
     if progress:
         from tqdm.auto import tqdm
@@ -579,7 +648,9 @@ def general_learning_curve(
         # of a cold start per alpha that falls there again, ~10x slower at L=3)
         warm = previous is not None and previous.converged and found
         init = previous.solutions[0].overlaps if warm else branch
-        res = solve_general(alist[i], p, init=init, branch=branch, channels=channels, tol=tol)
+        res = solve_general(
+            alist[i], p, init=init, branch=branch, channels=channels, tol=tol, untied=untied
+        )
         found = found or (res.converged and res.kind == branch)
         results[i] = res
         previous = res

@@ -47,6 +47,7 @@ def analytic(h, w, Vinv, K, Cm, untied):
 def test_untied_gradient_and_hessian_match_finite_differences(L, r):
     h, w, Vinv, K, Cm, c = problem(L, r, seed=L + 10 * r)
     grad, H = analytic(h, w, Vinv, K, Cm, True)
+    args = (w, Vinv, K, Cm, True)
     fd_grad, fd_H = np.empty(L * r), np.empty((L * r, L * r))
     for x in range(L * r):
         e = np.zeros(L * r)
@@ -55,9 +56,7 @@ def test_untied_gradient_and_hessian_match_finite_differences(L, r):
         fd_grad[x] = (value(up, w, Vinv, K, Cm, c, True) - value(down, w, Vinv, K, Cm, c, True)) / (
             2 * STEP
         )
-        fd_H[:, x] = (
-            analytic(up, w, Vinv, K, Cm, True)[0] - analytic(down, w, Vinv, K, Cm, True)[0]
-        ) / (2 * STEP)
+        fd_H[:, x] = (analytic(up, w, Vinv, K, Cm, True)[0] - analytic(down, *args)[0]) / (2 * STEP)
     assert np.abs(grad - fd_grad).max() < 1e-6 * max(1.0, np.abs(grad).max())
     assert np.abs(H - fd_H).max() < 1e-6 * max(1.0, np.abs(H).max())
     assert np.abs(H - H.T).max() < 1e-12
@@ -109,7 +108,10 @@ def test_untied_global_prox_finds_the_lowest_of_many_local_searches():
         untied=True,
     )
     for i in range(N):
-        f = lambda x: value(x.reshape(L, r), w[i], Vinv, K, Cm[i], c[i], True)  # noqa: E731
+
+        def f(x, i=i):
+            return value(x.reshape(L, r), w[i], Vinv, K, Cm[i], c[i], True)
+
         best = min(
             minimize(f, w[i].ravel() + rng.normal(size=L * r) * s, method="BFGS").fun
             for s in np.repeat([0.5, 2.0, 5.0, 10.0], 50)

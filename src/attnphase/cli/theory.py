@@ -55,6 +55,7 @@ THEORY_COLUMNS = [
     "iterations",
 ]
 STABILITY_COLUMNS = ["rs_stability", "jump_mass", "vhat_smooth"]
+UNTIED_COLUMNS = ["q_query", "q_key", "m_query", "m_key", "theta_query", "theta_key"]
 
 
 EngineOpt = Annotated[str, typer.Option(help="auto (l2 for L=2, r=t=1) | l2 | general")]
@@ -66,10 +67,10 @@ RandomisationsOpt = Annotated[
 PointsOpt = Annotated[int, typer.Option(help="general: Sobol points per scrambling (+ antithetic)")]
 
 
-def _engine_for(engine: str, p, points: int, randomisations: int) -> str:
+def _engine_for(engine: str, p, points: int, randomisations: int, untied: bool = False) -> str:
     """The engine that will run, with the general engine's options checked."""
     try:
-        chosen = pick_engine(engine, p)
+        chosen = pick_engine(engine, p, untied)
     except ValueError as err:
         raise UsageError(f"--engine: {err}") from None
     if points < 2 or randomisations < 2:
@@ -104,14 +105,24 @@ def theory(
         bool,
         typer.Option(help="measure rs_stability and jump_mass at every fixed point (THEORY §9)"),
     ] = False,
+    untied: Annotated[
+        bool,
+        typer.Option(help="separate query and key (general engine, rank 1; docs/theory-untied.md)"),
+    ] = False,
 ) -> None:
     """State-evolution fixed points along alpha (THEORY.md §3-§4; §7 for any L, r, t)."""
     try:
         alphas = parse_alphas(alpha)
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
         orders = parse_order(order)
-        chosen = _engine_for(engine, p, points, randomisations)
+        chosen = _engine_for(engine, p, points, randomisations, untied)
+        if untied and rank != 1:
+            raise UsageError(f"--untied: the untied theory has --rank 1, got {rank}")
+        if untied and stability:
+            raise UsageError("--stability: measured for the tied model only, not with --untied")
         valid = BRANCHES if chosen == "l2" else GENERAL_BRANCHES
+        if untied:
+            valid = tuple(b for b in valid if b != "mixed")
         if branch != "all" and branch not in valid:
             raise UsageError(f"--branch must be one of {valid + ('all',)}, got {branch!r}")
         if format not in FORMATS:
@@ -132,9 +143,11 @@ def theory(
         randomisations=randomisations,
         progress=sys.stderr.isatty(),
         stability=stability,
+        untied=untied,
     )
     records = [r.as_dict() for r in curves]
     columns = THEORY_COLUMNS + (STABILITY_COLUMNS if stability else [])
+    columns += UNTIED_COLUMNS if untied else []
     typer.echo(render(records, format, columns))
     if plot is not None:
         from ..plots import learning_curves

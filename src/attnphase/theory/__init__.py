@@ -24,13 +24,15 @@ from .stability import Stability, with_stability
 ENGINES = ("auto", "l2", "general")
 
 
-def pick_engine(engine: str, p: ModelParams) -> str:
-    """ "auto" is the exact engine where it applies (L = 2, r = t = 1, C = (+1, -1)), the
+def pick_engine(engine: str, p: ModelParams, untied: bool = False) -> str:
+    """ "auto" is the exact engine where it applies (L = 2, r = t = 1, C = (+1, -1), tied), the
     general one otherwise; "l2" for another model is an error naming the engine."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if engine == "auto":
-        return "l2" if p.is_l2 else "general"
+        return "l2" if p.is_l2 and not untied else "general"
+    if engine == "l2" and untied:
+        raise ValueError("engine l2 solves only the tied model (use engine general for untied)")
     if engine == "l2" and not p.is_l2:
         raise ValueError(
             f"engine l2 solves only L = 2, rank = teacher_rank = 1, encodings (+1, -1); got "
@@ -50,10 +52,14 @@ def theory_curves(
     randomisations: int = DEFAULT_RANDOMISATIONS,
     progress: bool = False,
     stability: bool = False,
+    untied: bool = False,
 ) -> list[TheoryResult | GeneralResult]:
     """Learning curves of the given branches on the chosen engine, branch by branch; with
-    `stability`, every fixed point carries THEORY §9's rs_stability and jump_mass."""
-    if pick_engine(engine, p) == "l2":
+    `stability`, every fixed point carries THEORY §9's rs_stability and jump_mass (tied model
+    only); `untied`: separate query and key (general engine, rank 1, docs/theory-untied.md)."""
+    if untied and stability:
+        raise ValueError("stability: measured for the tied model only, not with untied")
+    if pick_engine(engine, p, untied) == "l2":
         curves = branch_curves(alphas, p, branches, order, progress)
     else:
         curves = [
@@ -66,6 +72,7 @@ def theory_curves(
                 points=points,
                 randomisations=randomisations,
                 progress=progress,
+                untied=untied,
             )
         ]
     if not stability:

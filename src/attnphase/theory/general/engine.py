@@ -457,7 +457,21 @@ class GeneralResult:
             points=self.points,
             randomisations=self.randomisations,
         )
+        if self.untied and self.values:
+            d.update(self._query_key())
         return d
+
+    def _query_key(self) -> dict:
+        """Untied: the overlaps of Q_Q (column 0 of the field) and Q_K (column 1) by the names
+        the simulations report (q_query, m_query, theta_query, q_key, ...), with errors."""
+        out = {}
+        for name, key in (("q", "q"), ("m", "M"), ("theta", "theta")):
+            for table, suffix in ((self.values, ""), (self.errors, "_err")):
+                block = np.asarray(table[key])
+                for col, role in enumerate(("query", "key")):
+                    part = block[col, col] if key == "q" else block[:, col]
+                    out[f"{name}_{role}{suffix}"] = _listed(plain_value(part))
+        return out
 
     @property
     def kind(self) -> str:

@@ -1,0 +1,95 @@
+"""Untied query/key: the general engine's fixed points against simulations at d = 1000
+(docs/theory-untied.md), the measurement behind tests/test_untied_theory.py's tolerances, and
+the untied alpha_c from both branches' training losses.
+
+    .venv/bin/python benchmarks/untied_vs_sim.py [--alphas 1,2] [--seeds 8] [--points 4096]
+    .venv/bin/python benchmarks/untied_vs_sim.py --crossing 1.0:2.0:11
+
+Prints, per branch and alpha, theory (mean +- SE over scramblings) and simulation (mean +- SE
+over seeds) for the training loss, test error, q, and the order parameters of the query and key
+matrices, with the deviation in simulation SEs and in percent. With --crossing, both branches'
+learning curves on one set of points and the alpha where their training losses cross.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import torch
+
+from attnphase import ModelParams
+from attnphase.sim import SimConfig, simulate
+from attnphase.theory import general_learning_curve, solve_general
+from attnphase.theory.general.engine import make_channels
+
+NAMES = {
+    "semantic": ("train_loss", "test_error", "q_query", "q_key", "theta_query", "theta_key"),
+    "positional": ("train_loss", "test_error", "q_query", "q_key", "m_query", "m_key"),
+}
+
+
+def compare(alphas, seeds: int, points: int, d: int) -> None:
+    torch.set_num_threads(1)
+    p = ModelParams(omega=0.3, sigma=0.5, lam=0.01)
+    print(
+        f"{'branch':<11}{'alpha':>6} {'name':<12}{'theory':>22}{'simulation':>22}{'SE':>7}{'%':>7}"
+    )
+    for branch, names in NAMES.items():
+        for alpha in alphas:
+            th = solve_general(alpha, p, init=branch, untied=True, points=points, randomisations=2)
+            row = th.as_dict()
+            cfg = SimConfig(d=d, alpha=alpha, omega=p.omega, init=branch, untied=True)
+            sims = simulate(cfg, seeds=list(range(seeds)))
+            for name in names:
+                v = np.abs([getattr(r, name) for r in sims])
+                mean, se = v.mean(), v.std(ddof=1) / np.sqrt(len(v))
+                t, te = abs(np.ravel(row[name])[0]), np.ravel(row.get(f"{name}_err", np.nan))[0]
+                print(
+                    f"{branch:<11}{alpha:>6.2f} {name:<12}{t:>12.5f} +- {te:<7.1e}"
+                    f"{mean:>12.5f} +- {se:<7.1e}"
+                    f"{(t - mean) / se:>7.2f}{100 * (t - mean) / mean:>7.2f}"
+                )
+            gap = row["q_query"] - row["q_key"]
+            err = np.hypot(row["q_query_err"], row["q_key_err"])
+            print(f"{branch:<11}{alpha:>6.2f} q_query - q_key (theory) {gap:.2e} +- {err:.1e}")
+
+
+def crossing(grid: str, points: int) -> None:
+    lo, hi, n = grid.split(":")
+    alphas = np.linspace(float(lo), float(hi), int(n)).round(6).tolist()
+    p = ModelParams(omega=0.3, sigma=0.5, lam=0.01)
+    channels = make_channels(p, points, 2, untied=True)
+    curves = {
+        b: general_learning_curve(alphas, p, branch=b, channels=channels, untied=True)
+        for b in ("semantic", "positional")
+    }
+    diff = []
+    for s, q in zip(curves["semantic"], curves["positional"], strict=True):
+        diff.append(s.train_loss - q.train_loss)
+        err = np.hypot(s.train_loss_err, q.train_loss_err)
+        print(
+            f"alpha {s.alpha:.3f}  {s.kind:>10} {q.kind:>10}  "
+            f"R_sem - R_pos {diff[-1]:+.3e} +- {err:.1e}"
+        )
+    for a0, a1, d0, d1 in zip(alphas[:-1], alphas[1:], diff[:-1], diff[1:], strict=True):
+        if d0 > 0 >= d1:
+            print(f"untied alpha_c (linear interpolation): {a0 + (a1 - a0) * d0 / (d0 - d1):.4f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--alphas", default="1,2")
+    ap.add_argument("--seeds", type=int, default=8)
+    ap.add_argument("--points", type=int, default=4096)
+    ap.add_argument("--d", type=int, default=1000)
+    ap.add_argument("--crossing", default=None, help="lo:hi:n alphas for the untied alpha_c")
+    args = ap.parse_args()
+    if args.crossing:
+        crossing(args.crossing, args.points)
+    else:
+        compare([float(a) for a in args.alphas.split(",")], args.seeds, args.points, args.d)
+
+
+if __name__ == "__main__":
+    main()

@@ -69,7 +69,7 @@ def main() -> None:
     ext_s = serial_seconds(spec, every)
     tied_s = serial_seconds(tied, every)
     print(
-        f"serial baseline, {ext_s.size} points (every {every}th), one thread: "
+        f"serial baseline, {ext_s.size} points (1 in {every}), one thread: "
         f"{args.extension} {ext_s.mean():.2f} s/run, tied {tied_s.mean():.2f} s/run "
         f"(ratio {ext_s.mean() / tied_s.mean():.2f}); {load()}"
     )

@@ -1,5 +1,7 @@
-"""Outcome study (App. E.4, Fig. 15): the classifier on planted end points, a tiny end-to-end
-run through the sweep store, and the CLI's rejection of bad options."""
+"""Outcome study (App. E.4, Fig. 15): the classifier on planted end points, the study on planted
+stored runs (each run against its own problem's informed runs; where its store goes; gtol), a
+tiny end-to-end run through the sweep store in every output format, and the CLI's rejection of
+bad options."""
 
 from __future__ import annotations
 

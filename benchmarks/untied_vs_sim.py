@@ -4,11 +4,15 @@ the untied alpha_c from both branches' training losses.
 
     .venv/bin/python benchmarks/untied_vs_sim.py [--alphas 1,2] [--seeds 8] [--points 4096]
     .venv/bin/python benchmarks/untied_vs_sim.py --crossing 1.0:2.0:11
+    .venv/bin/python benchmarks/untied_vs_sim.py --balance 4096,16384
 
 Prints, per branch and alpha, theory (mean +- SE over scramblings) and simulation (mean +- SE
 over seeds) for the training loss, test error, q, and the order parameters of the query and key
 matrices, with the deviation in simulation SEs and in percent. With --crossing, both branches'
-learning curves on one set of points and the alpha where their training losses cross.
+learning curves on one set of points and the alpha where their training losses cross. With
+--balance, q_query - q_key at the positional fixed point at alpha 2 (4 scramblings) per point
+count: zero at the exact fixed point (docs/theory-untied.md §6), so its size is the integration
+error along the soft rescaling direction.
 """
 
 from __future__ import annotations
@@ -77,6 +81,18 @@ def crossing(grid: str, points: int) -> None:
             print(f"untied alpha_c (linear interpolation): {a0 + (a1 - a0) * d0 / (d0 - d1):.4f}")
 
 
+def balance(points: str) -> None:
+    p = ModelParams(omega=0.3, sigma=0.5, lam=0.01)
+    for n in (int(x) for x in points.split(",")):
+        r = solve_general(2.0, p, init="positional", untied=True, points=n, randomisations=4)
+        row = r.as_dict()
+        print(
+            f"points {n:>6}: q_query {row['q_query']:.5f} +- {row['q_query_err']:.1e}, "
+            f"q_key {row['q_key']:.5f} +- {row['q_key_err']:.1e}, "
+            f"gap {row['q_query'] - row['q_key']:+.1e}"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--alphas", default="1,2")
@@ -84,8 +100,11 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=4096)
     ap.add_argument("--d", type=int, default=1000)
     ap.add_argument("--crossing", default=None, help="lo:hi:n alphas for the untied alpha_c")
+    ap.add_argument("--balance", default=None, help="point counts for q_query - q_key")
     args = ap.parse_args()
-    if args.crossing:
+    if args.balance:
+        balance(args.balance)
+    elif args.crossing:
         crossing(args.crossing, args.points)
     else:
         compare([float(a) for a in args.alphas.split(",")], args.seeds, args.points, args.d)

@@ -44,14 +44,14 @@ def test_unsorted_columns_and_missing_gaps():
 
 
 def test_one_minimum_for_both_starts_counts_as_zero():
-    # both starts in one minimum: gaps of +-1e-15 (measured, SAME_MINIMUM) are no sign change;
-    # the first real negative gap, at 1.3 after the "zero" at 0.9, puts the transition at 0.9
+    # both starts in one minimum: gaps of +-1e-15 (measured <= 7.7e-15, SAME_MINIMUM) are no
+    # sign change; the first real negative gap, at 1.3 after the "zero" at 0.9: alpha_t = 0.9
     row = [2e-4, -1e-15, 1e-15, -5e-4, -6e-4, 1e-15, -7e-4]
     t = empirical_transitions(_map({0.2: row})).iloc[0]
     assert t["alpha_t"] == pytest.approx(0.9, abs=1e-12) and t["sign_changes"] == 1
     strict = empirical_transitions(_map({0.2: row}), tol=0.0).iloc[0]
     assert strict["alpha_t"] == pytest.approx(0.5, abs=1e-9) and strict["sign_changes"] == 5
-    assert SAME_MINIMUM < 2.6e-6  # below the smallest measured gap between distinct minima
+    assert SAME_MINIMUM < 3.7e-8  # below the smallest measured gap between distinct minima
 
 
 def test_noisy_rows_and_transitions_outside_the_grid():

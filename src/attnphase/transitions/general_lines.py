@@ -92,7 +92,7 @@ class GeneralBranchMap(CachedBranchMap):
             raise OffDomain(f"{self.branch}: {err} at alpha {alpha:.6g}") from None
         finally:
             self._warm = self.channel._warm
-        obs = _observables(self.layout.unpack(x), h, m, alpha, self.p)
+        obs = _observables(self.layout.unpack(x), h, m, alpha, self.p, fmap.lam)
         return (fx - x)[self.free], obs["train_loss"], obs["test_error"]
 
 

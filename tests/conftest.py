@@ -1,12 +1,15 @@
-"""Shared fixtures: the authors' reference tables (vendored in tests/data, see its README) and the
-learning curves at their alphas."""
+"""Shared fixtures: the authors' reference tables (vendored in tests/data, see its README), the
+learning curves at their alphas, and the check that `attnphase simulate` rejects bad input."""
 
+import importlib
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from attnphase import ModelParams, learning_curve
+from attnphase.cli import app
 
 DATA = Path(__file__).resolve().parent / "data"
 # Order used in the test suite; benchmarks/reference_deviation.py measures its accuracy.
@@ -29,3 +32,35 @@ def reference_curves():
             learning_curve(ref["alpha"].to_numpy(), ModelParams(), branch=branch, order=TEST_ORDER),
         )
     return out
+
+
+# every place `attnphase simulate` could start computing
+SIMULATE_ENTRY_POINTS = [
+    ("attnphase.sim", "run_grid"),
+    ("attnphase.sim.grid", "simulate"),
+    ("attnphase.cli.simulate", "branch_curves"),
+    ("attnphase.cli.simulate", "theory_curves"),
+]
+
+
+@pytest.fixture
+def rejected(tmp_path, monkeypatch):
+    """check(args, start): the CLI exits 2 with one line `error: {start}...` on stderr, nothing
+    on stdout, before any computation starts, and writes nothing."""
+
+    def computed(*args, **kwargs):
+        raise AssertionError("computation started before the input was rejected")
+
+    for module, name in SIMULATE_ENTRY_POINTS:
+        monkeypatch.setattr(importlib.import_module(module), name, computed)
+    monkeypatch.chdir(tmp_path)
+
+    def check(args: list[str], start: str):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 2, res.output
+        assert res.stdout == ""
+        lines = res.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"error: {start}"), res.stderr
+        assert list(tmp_path.iterdir()) == []
+
+    return check

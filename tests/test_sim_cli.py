@@ -1,7 +1,6 @@
 """`attnphase simulate` with the model options of `attnphase theory` (issue 10): --rank,
 --teacher-rank, --encoding; bad input exits 2 with one line before any work."""
 
-import importlib
 import json
 
 import numpy as np
@@ -15,33 +14,6 @@ from attnphase.sim import SimConfig, simulate
 runner = CliRunner()
 SIM = ["simulate", "--d", "10", "--alpha", "1"]
 A3_TEXT = "0.6,0.2,0.2,0.2,0.6,0.2,0.2,0.2,0.6"
-# every library entry point `simulate` may reach
-ENTRY_POINTS = [
-    ("attnphase.sim", "run_grid"),
-    ("attnphase.sim.grid", "simulate"),
-    ("attnphase.cli.simulate", "branch_curves"),
-    ("attnphase.cli.simulate", "theory_curves"),
-]
-
-
-@pytest.fixture
-def rejected(tmp_path, monkeypatch):
-    def computed(*args, **kwargs):
-        raise AssertionError("computation started before the input was rejected")
-
-    for module, name in ENTRY_POINTS:
-        monkeypatch.setattr(importlib.import_module(module), name, computed)
-    monkeypatch.chdir(tmp_path)
-
-    def check(args: list[str], start: str):
-        res = runner.invoke(app, args)
-        assert res.exit_code == 2, res.output
-        assert res.stdout == ""
-        lines = res.stderr.splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"error: {start}"), res.stderr
-        assert list(tmp_path.iterdir()) == []
-
-    return check
 
 
 BAD = [

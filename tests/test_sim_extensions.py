@@ -11,7 +11,6 @@ low-rank value matrix, rank-2 students with the mixed start.
 """
 
 import hashlib
-import importlib
 import json
 
 import numpy as np
@@ -19,7 +18,6 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from attnphase.cli import app
 from attnphase.sim import SimConfig, StructuredRisk, default_positions, simulate, targets
 from attnphase.sim.models import Layout
 from attnphase.sweep.spec import SweepSpec, canonical_point, run_id
@@ -176,26 +174,6 @@ def test_gradients_match_central_differences(layout):
 
 runner = CliRunner()
 SIM = ["simulate", "--d", "10", "--alpha", "1"]
-
-
-@pytest.fixture
-def rejected(tmp_path, monkeypatch):
-    def computed(*args, **kwargs):
-        raise AssertionError("computation started before the input was rejected")
-
-    for module, name in [("attnphase.sim", "run_grid"), ("attnphase.sim.grid", "simulate")]:
-        monkeypatch.setattr(importlib.import_module(module), name, computed)
-    monkeypatch.chdir(tmp_path)
-
-    def check(args, start):
-        res = runner.invoke(app, args)
-        assert res.exit_code == 2, res.output
-        assert res.stdout == ""
-        lines = res.stderr.splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"error: {start}"), res.stderr
-        assert list(tmp_path.iterdir()) == []
-
-    return check
 
 
 @pytest.mark.parametrize(

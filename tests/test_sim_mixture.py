@@ -11,7 +11,6 @@ mu_{c_l} + sigma z_l, labels a Markov chain over positions with neighbour correl
 - End to end: `attnphase simulate --clusters 2 --label-correlation 0.8` prints cluster_m.
 """
 
-import importlib
 import json
 import math
 
@@ -239,26 +238,6 @@ def test_bad_mixture_parameters(params, message):
 
 runner = CliRunner()
 SIM = ["simulate", "--d", "10", "--alpha", "1"]
-
-
-@pytest.fixture
-def rejected(tmp_path, monkeypatch):
-    def computed(*args, **kwargs):
-        raise AssertionError("computation started before the input was rejected")
-
-    for module, name in [("attnphase.sim", "run_grid"), ("attnphase.sim.grid", "simulate")]:
-        monkeypatch.setattr(importlib.import_module(module), name, computed)
-    monkeypatch.chdir(tmp_path)
-
-    def check(args, start):
-        res = runner.invoke(app, args)
-        assert res.exit_code == 2, res.output
-        assert res.stdout == ""
-        lines = res.stderr.splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"error: {start}"), res.stderr
-        assert list(tmp_path.iterdir()) == []
-
-    return check
 
 
 @pytest.mark.parametrize(

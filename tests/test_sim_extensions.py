@@ -16,7 +16,6 @@ import json
 import numpy as np
 import pytest
 import torch
-from typer.testing import CliRunner
 
 from attnphase.sim import SimConfig, StructuredRisk, default_positions, simulate, targets
 from attnphase.sim.models import Layout
@@ -172,7 +171,6 @@ def test_gradients_match_central_differences(layout):
 
 # ---- bad options --------------------------------------------------------------------------------
 
-runner = CliRunner()
 SIM = ["simulate", "--d", "10", "--alpha", "1"]
 
 

@@ -208,3 +208,30 @@ def test_a_positional_fold_is_a_maximum_and_ends_outside_the_window():
     assert [p.ok for p in pts] == [True, True, False, False]  # 2.3 - 0.2 s^2 < 2.2 at s ~ 0.7
     assert abs(pts[1].alpha - (2.3 - 0.2 * 0.25)) < 1e-7
     assert "left the window" in pts[2].status and pts[3].status == pts[2].status
+
+
+class FullStepFails(Synthetic):
+    """The synthetic line, but the corrector fails whenever the step reaches s_bad: every half
+    step towards it succeeds and the whole step never does (the corrector at omega 0.12 of the
+    L=2 alpha_c line behaved so, with a Newton failure costing up to ~200 evaluations)."""
+
+    s_bad = 1.0
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        if self.s >= self.s_bad:
+            self.evaluations += 1
+            raise OffDomain("the full step fails")
+        return super().__call__(z)
+
+
+def test_a_step_whose_whole_length_always_fails_ends_the_line_after_max_halvings():
+    """A reset of the halving count after every successful half step retried the whole step
+    forever (the gap halving each time, until floating point): the failures of one step are
+    counted in all, so the line ends there with its reason, after a bounded number of tries."""
+    from attnphase.transitions.continuation import MAX_HALVINGS
+
+    pts = follow(FullStepFails, np.array([0.0, 1.0]), [0.0, 0.5, 1.0, 1.5], alpha_window=(0.5, 5))
+    assert [p.status == "converged" for p in pts] == [True, True, False, False]
+    assert "line ended before" in pts[2].status and "the full step fails" in pts[2].status
+    # at most MAX_HALVINGS + 1 corrector runs at the full step, each ending at once off domain
+    assert pts[2].evaluations < 20 * (MAX_HALVINGS + 1)

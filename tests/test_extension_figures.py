@@ -96,7 +96,9 @@ def test_figure_extensions_end_to_end_and_a_rerun_computes_nothing(tmp_path, mon
     monkeypatch.setattr(E, "sizes", lambda quick: TINY)
     solves = []
     lines = pd.DataFrame({"omega": [0.2, 0.3], "alpha_c": [1.0, 1.25], "n_xi": 64, "n_y": 24})
-    monkeypatch.setattr(E, "theory_alpha_c", lambda w, p, k: solves.append(list(w)) or lines)
+    monkeypatch.setattr(
+        E, "theory_alpha_c", lambda w, p, k, store=None: solves.append(list(w)) or lines
+    )
     out = tmp_path / "figs"
     args = ["figure", "extensions", "--out", str(out), "--workers", "1"]
     res = CliRunner().invoke(app, args)

@@ -5,7 +5,8 @@ empirical transition of each (`attnphase.empirical`) against the tied model's.
 
 Files in `out`: one resumable sweep store per extension (`extensions_<name>_d<d>.sqlite`; a
 rerun computes only the missing points), the tied model's theory alpha_c(omega) by continuation
-(`extensions_alpha_c.csv` with its `.json` sidecar, reused for the same parameters), the
+(`extensions_alpha_c.csv` with its `.json` sidecar, reused for the same parameters; its line
+points in `extensions_alpha_c_lines.sqlite`, so an interrupted line resumes), the
 empirical transitions of each extension (`extensions_<name>_transitions.csv`) and of all with
 their shift from the tied model (`extensions_transitions.csv`), and `extensions.png`/`.pdf`.
 """
@@ -67,15 +68,19 @@ def extension_sweep(name: str, out, size: dict, p: ModelParams, workers: int) ->
     return _sims(out, store_name(name, size["d"]), grid_, {**base, **EXTENSIONS[name]}, workers)
 
 
-def theory_alpha_c(omegas, p: ModelParams, workers: int) -> pd.DataFrame:
-    """The tied model's alpha_c at `omegas` (continuation, `transition_table`)."""
-    return transition_table(p, list(omegas), lines=("alpha_c",), workers=workers)
+def theory_alpha_c(omegas, p: ModelParams, workers: int, store=None) -> pd.DataFrame:
+    """The tied model's alpha_c at `omegas` (continuation, `transition_table`; its points kept
+    in `store`, so an interrupted line resumes)."""
+    return transition_table(p, list(omegas), lines=("alpha_c",), workers=workers, store=store)
 
 
 def cached_alpha_c(out, omegas, p: ModelParams, workers: int) -> pd.DataFrame:
     """`theory_alpha_c`, cached in `extensions_alpha_c.csv` for these omegas and parameters."""
     key = {**_model_key(p), "omegas": list(omegas), "method": "continuation", "lines": 1}
-    return _cached(out / "extensions_alpha_c.csv", key, lambda: theory_alpha_c(omegas, p, workers))
+    store = out / "extensions_alpha_c_lines.sqlite"
+    return _cached(
+        out / "extensions_alpha_c.csv", key, lambda: theory_alpha_c(omegas, p, workers, store)
+    )
 
 
 def transition_summary(transitions: dict[str, pd.DataFrame], lines: pd.DataFrame) -> pd.DataFrame:

@@ -170,14 +170,60 @@ def _tiny(monkeypatch, solves):
         ]  # fmt: skip
 
     monkeypatch.setattr(F, "branch_curves", curves)
-    lines = pd.DataFrame({"omega": [0.3, 0.4], "alpha_c": [1.25, 1.6], "alpha_l": [1.5, 1.9]})
-    monkeypatch.setattr(F, "transition_lines", lambda omegas, p, quick: lines)
+    return _stub_lines(monkeypatch)
+
+
+LINE_VALUES = {"alpha_c": {0.3: 1.25, 0.4: 1.6}, "alpha_l": {0.3: 1.5, 0.4: 1.9}}
+
+
+def _stub_lines(monkeypatch) -> list:
+    """The transition lines' engine replaced by LINE_VALUES (start scan and continuation
+    steps; `transition_table` and its store are the real ones, run in this process with one
+    worker); returns the list of (line, omega) steps computed."""
+    from attnphase.transitions import line_table
+    from attnphase.transitions.continuation import LinePoint
+
+    steps = []
+
+    class Follower:
+        def __init__(self, name):
+            self.name, self.history, self.ended = name, [], ""
+
+        def step(self, s):
+            steps.append((self.name, s))
+            a = LINE_VALUES[self.name][s]
+            return LinePoint(s, a, 1e-4, {}, 1, "converged", np.array([a]))
+
+        def resume(self, pt):
+            self.history.append((pt.s, pt.z))
+
+    def starts(lines, s, alpha_min, alpha_max):
+        return {n: (np.ones(1),) if n in LINE_VALUES else "not stubbed" for n in line_table.LINES}
+
+    monkeypatch.setattr(line_table, "line_starts", starts)
+    monkeypatch.setattr(line_table, "line_follower", lambda name, *args: Follower(name))
+    return steps
+
+
+def test_fig3_lines_keep_their_points_in_the_output_directory(tmp_path, monkeypatch):
+    """The theory lines' points are stored in <out>/fig3_lines.sqlite (they ran in a
+    temporary store, so an interrupted figure lost its finished line points): with the table
+    deleted (a run interrupted before writing it), the rerun computes no point again."""
+    steps = _stub_lines(monkeypatch)
+    first = F.cached_lines(tmp_path, "fig3", [0.3, 0.4], ModelParams(), True, workers=1)
+    assert (tmp_path / "fig3_lines.sqlite").exists()
+    assert sorted(steps) == sorted((n, w) for n in LINE_VALUES for w in (0.3, 0.4))
+    (tmp_path / "fig3_transitions.csv").unlink()
+    again = F.cached_lines(tmp_path, "fig3", [0.3, 0.4], ModelParams(), True, workers=1)
+    assert len(steps) == 4
+    for name in LINE_VALUES:
+        assert list(again[name]) == list(first[name]) == list(LINE_VALUES[name].values())
 
 
 @pytest.mark.slow  # ~20 s quiet (51 s measured under load): the default suite's budget
 def test_figure_all_writes_every_figure_and_a_rerun_computes_nothing(tmp_path, monkeypatch):
     solves = []
-    _tiny(monkeypatch, solves)
+    steps = _tiny(monkeypatch, solves)
     out = tmp_path / "figs"
     res = CliRunner().invoke(app, ["figure", "all", "--out", str(out), "--workers", "1"])
     assert res.exit_code == 0, res.output
@@ -185,9 +231,10 @@ def test_figure_all_writes_every_figure_and_a_rerun_computes_nothing(tmp_path, m
         assert (out / f"{stem}.png").stat().st_size > 5_000 and (out / f"{stem}.pdf").exists()
         assert f"{stem}.png" in res.output
     assert sorted(p.name for p in out.glob("*.sqlite")) == [
-        "fig2_d20.sqlite", "fig3_d20.sqlite", "fig8_d20.sqlite", "fig9_d20.sqlite",
-        "finite_size.sqlite",
+        "fig2_d20.sqlite", "fig3_d20.sqlite", "fig3_lines.sqlite", "fig8_d20.sqlite",
+        "fig9_d20.sqlite", "finite_size.sqlite",
     ]  # fmt: skip
+    assert len(steps) == 4  # the lines once, for Fig. 2 and 3: alpha_c, alpha_l x 2 omegas
     fig9 = [s for s in solves if s[1] == F.ALTERNATIVE_A]
     assert fig9 == [(0.2, F.ALTERNATIVE_A, (1.0, 2.0))]  # Fig. 9 solves the alternative A
     n = len(solves)
@@ -200,6 +247,7 @@ def test_figure_all_writes_every_figure_and_a_rerun_computes_nothing(tmp_path, m
     monkeypatch.setattr(F, "finite_size", lambda s, *a: drawn.append(s) or draw(s, *a))
     res = CliRunner().invoke(app, ["figure", "all", "--out", str(out), "--workers", "1"])
     assert res.exit_code == 0 and len(solves) == n  # theory from the cached tables
+    assert len(steps) == 4  # and the lines
     # the shared store now holds Fig. 7's alphas too; Fig. 3 left draws only its own points
     assert [sorted(set(s["alpha"])) for s in drawn] == [[1.5], [0.5, 1.5]]
     assert [len(s) for s in drawn] == [2 * 2 * 2, 2 * 2 * 2 * 2]  # d x start x seed (x alpha)

@@ -5,7 +5,8 @@ stored under the output directory) and the plots of `attnphase.plots` and
 Every figure has a quick size (minutes on a 2-core machine) and a full, paper-sized one
 (`sizes`). A rerun resumes: simulations come from sweep stores (`<name>.sqlite` in the output
 directory, only missing points computed) and theory tables from `<name>_theory.csv`, reused
-when its sidecar `.json` names the same parameters (delete both to recompute).
+when its sidecar `.json` names the same parameters (delete both to recompute); the
+transition lines' points are kept in `<name>_lines.sqlite`, so an interrupted line resumes.
 """
 
 from __future__ import annotations
@@ -65,12 +66,16 @@ def line_omegas(quick: bool) -> list[float]:
     return grid(0.05, 0.5, 10) if quick else grid(0.02, 0.5, 25)
 
 
-def transition_lines(omegas, p: ModelParams, quick: bool = True) -> pd.DataFrame:
+def transition_lines(
+    omegas, p: ModelParams, quick: bool = True, store=None, workers: int = 2
+) -> pd.DataFrame:
     """alpha_c(omega) and alpha_l(omega) (theory), one row per omega, followed by
-    continuation at the default accuracy (`transition_table`; `quick` is kept for the
+    continuation at the default accuracy (`transition_table`, in `workers` processes; its
+    points kept in `store`, so an interrupted line resumes; `quick` is kept for the
     figures' signature: continuation is fast enough for both sizes)."""
     omegas = [float(f"{w:.12g}") for w in omegas]
-    return transition_table(p, omegas, lines=("alpha_c", "alpha_l"), workers=2)
+    lines = ("alpha_c", "alpha_l")
+    return transition_table(p, omegas, lines=lines, workers=workers, store=store)
 
 
 def sizes(name: str, quick: bool) -> dict:
@@ -136,11 +141,14 @@ def _theory(out: Path, name: str, alphas, omegas, p: ModelParams, order) -> pd.D
     return _cached(out / f"{name}_theory.csv", key, compute)
 
 
-def cached_lines(out: Path, name: str, omegas, p: ModelParams, quick: bool) -> pd.DataFrame:
-    """`transition_lines` at these omegas, cached in `<name>_transitions.csv`."""
+def cached_lines(
+    out: Path, name: str, omegas, p: ModelParams, quick: bool, workers: int = 2
+) -> pd.DataFrame:
+    """`transition_lines` at these omegas, cached in `<name>_transitions.csv`; the line points
+    in `<name>_lines.sqlite`, so an interrupted line resumes."""
     key = {**_model_key(p), "omegas": list(omegas), "method": "continuation", "lines": 2}
-    path = out / f"{name}_transitions.csv"
-    return _cached(path, key, lambda: transition_lines(omegas, p, quick))
+    path, store = out / f"{name}_transitions.csv", out / f"{name}_lines.sqlite"
+    return _cached(path, key, lambda: transition_lines(omegas, p, quick, store, workers))
 
 
 def make_fig2(
@@ -165,7 +173,7 @@ def make_fig2(
     )
     at = None if lines is None else lines[np.isclose(lines["omega"], p.omega)]
     if at is None or at.empty:
-        at = cached_lines(out, "fig2", [p.omega], p, quick)
+        at = cached_lines(out, "fig2", [p.omega], p, quick, workers)
     t = at.iloc[0]
     return simulation_overlay(theory, sims, out / "fig2.png", t["alpha_c"], t["alpha_l"])
 
@@ -195,7 +203,7 @@ def make_fig3(
         workers,
     )
     if lines is None:
-        lines = cached_lines(out, "fig3", line_omegas(quick), p, quick)
+        lines = cached_lines(out, "fig3", line_omegas(quick), p, quick, workers)
     return fig3(sims, lines, out / "fig3.png")
 
 
@@ -320,7 +328,7 @@ def make_all(
         if name in ("fig2", "fig3"):
             if lines is None:
                 omegas = sizes("fig3", quick)["omegas"]
-                lines = cached_lines(out, "fig3", omegas, ModelParams(), quick)
+                lines = cached_lines(out, "fig3", omegas, ModelParams(), quick, workers)
             MAKERS[name](out, quick=quick, workers=workers, lines=lines)
         else:
             MAKERS[name](out, quick=quick, workers=workers)

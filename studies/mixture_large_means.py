@@ -13,10 +13,16 @@ and per branch the seed means of m, theta and |cluster_m|; per seed, tau = mu_1 
 
 The runs behind docs/mixtures-large-means.md (each under `flock /tmp/ctx/heavy.lock`):
 
-    .venv/bin/python studies/mixture_large_means.py --omegas 0.3,0.2 --d 500 \
-        --kappas 0.25,0.5 --rhos 0,0.8 --norms 1 --alphas 0.8:2.4:9 --seeds 4
+    .venv/bin/python studies/mixture_large_means.py --omegas 0.3 --d 500 \
+        --kappas 0.25,0.5 --rhos 0,0.8 --norms 1 --alphas 0.2:2.4:12 --seeds 8
+    .venv/bin/python studies/mixture_large_means.py --omegas 0.3 --d 500 \
+        --kappas 0.1,0.15 --rhos 0,0.8 --alphas 0.2:2.4:12 --seeds 8
+    .venv/bin/python studies/mixture_large_means.py --omegas 0.2 --d 500 \
+        --kappas 0.25,0.5 --rhos 0,0.8 --norms 1 --alphas 0.2:2.4:12 --seeds 8
     .venv/bin/python studies/mixture_large_means.py --omegas 0.3 --d 250,1000 \
-        --kappas 0.5 --rhos 0.8 --alphas 0.8:2.4:9 --seeds 4
+        --kappas 0.25 --rhos 0,0.8 --alphas 0.2:2.4:12 --seeds 8
+
+A rerun reads the finished runs from the stores and prints the same tables in seconds.
 
 Options: --workers (2), --store-dir (/tmp/ctx/mixlarge), --out (CSV tables, default the
 store directory), --n-test (2000).

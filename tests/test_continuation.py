@@ -270,3 +270,33 @@ def test_newton_stops_at_the_noise_floor_of_a_residual_that_jumps_across_zero():
     assert [p.status for p in pts] == ["converged"] * 4
     assert max(abs(p.alpha - exact(p.s)) for p in pts) < 1e-7
     assert max(p.evaluations for p in pts) < 100
+
+
+# the alpha_c system's unknowns (q, V, theta semantic; q, m, V positional; alpha) at omega 0.12,
+# the corrector's point on the line followed from omega 0.16 through 0.14 and 0.13
+# (transition_lines, default orders)
+Z_ALPHA_C_012 = [
+    0.06313879654332362, 21.74856280634819, 0.08610931231191123,
+    0.04973776999399566, 0.19447702381096504, 20.95290225213603, 0.7849000224062508,
+]  # fmt: skip
+
+
+@pytest.mark.slow  # ~20 s (26 SE map evaluations at order (64, 24))
+def test_the_l2_alpha_c_corrector_stops_at_the_jump_next_to_its_root_at_omega_012():
+    """At omega 0.12 the positional q residual jumps across zero within 2e-8 in q of the root
+    (two mirrored nodes switch global prox minimum): no root exists, and from this point the
+    corrector without the noise-floor rule ran into 'maximum iterations reached' (161
+    evaluations, |F| 1.8e-6). It now stops there: measured 26 evaluations, alpha moved by
+    4e-10; bounds 60 evaluations and 1e-7 (alpha_c's error at this order is ~1e-3)."""
+    from attnphase import ModelParams
+    from attnphase.transitions.l2_lines import L2Lines, parameter_path
+
+    system = L2Lines(parameter_path(ModelParams())).crossing(0.12)
+    z = np.array(Z_ALPHA_C_012)
+    up = z.copy()
+    up[3] += 2e-8
+    assert system(z)[3] > 1e-6 and system(up)[3] < -1e-6  # the jump across zero
+    rep = newton_broyden(system, z)
+    assert rep.converged, rep.reason
+    assert abs(rep.z[-1] - z[-1]) < 1e-7
+    assert rep.evaluations < 60

@@ -34,6 +34,7 @@ Alpha 0.5's theory values (1024 Sobol points x 2 scramblings) are built in (THEO
 from __future__ import annotations
 
 import argparse
+import ast
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -51,7 +52,11 @@ METRICS = ("train_loss", "test_error", "m", "theta", "q", "abs_cluster_m")
 # developer's solve_general run (1024 Sobol points x 2 scramblings).
 THEORY_A05 = {
     "clustered": dict(
-        train_loss=0.001132, test_error=0.003542, m=0.0, theta=0.0012, q=0.0250,
+        train_loss=0.001132,
+        test_error=0.003542,
+        m=0.0,
+        theta=0.0012,
+        q=0.0250,
         abs_cluster_m=0.306,
     ),
     "positional": dict(train_loss=0.0011491, test_error=0.003240, m=0.2201, theta=0.0),
@@ -89,47 +94,73 @@ def end_point(m: float, cm: float) -> str:
 def row(r, start: str) -> dict:
     cm = float(np.ravel(r.cluster_m)[0])
     return dict(
-        d=r.d, alpha=r.alpha, start=start, seed=r.seed, train_loss=r.train_loss,
-        test_error=r.test_error, m=float(r.m), theta=float(r.theta), q=float(r.q),
-        cluster_m=cm, abs_cluster_m=abs(cm), converged=r.converged, grad_rms=r.grad_rms,
-        steps=r.steps, end=end_point(float(r.m), cm),
+        d=r.d,
+        alpha=r.alpha,
+        start=start,
+        seed=r.seed,
+        train_loss=r.train_loss,
+        test_error=r.test_error,
+        m=float(r.m),
+        theta=float(r.theta),
+        q=float(r.q),
+        cluster_m=cm,
+        abs_cluster_m=abs(cm),
+        converged=r.converged,
+        grad_rms=r.grad_rms,
+        steps=r.steps,
+        end=end_point(float(r.m), cm),
     )
 
 
-def theory_values(paths: list[str]) -> dict:
-    """{alpha: {branch: {metric: value}}} from `attnphase theory --format csv` files."""
+def first_number(v) -> float:
+    """A CSV cell of `attnphase theory`: a number or a nested list (its first entry)."""
+    if isinstance(v, str):
+        v = ast.literal_eval(v)
+    return float(np.ravel(v)[0])
+
+
+def theory_values(paths: list[str], norm: float) -> dict:
+    """{alpha: {branch: {metric: value}}} from `attnphase theory --format csv` files;
+    |cluster_m| = N |m_mean|."""
     out: dict = {0.5: THEORY_A05}
     for p in paths:
         t = pd.read_csv(p)
         for _, tr in t.iterrows():
-            vals = {k: float(tr[k]) for k in ("train_loss", "test_error", "m", "theta", "q")
-                    if k in tr and pd.notna(tr[k])}
+            vals = {
+                k: first_number(tr[k])
+                for k in ("train_loss", "test_error", "m", "theta", "q")
+                if k in tr and pd.notna(tr[k])
+            }
             if "m_mean" in tr and pd.notna(tr["m_mean"]):
-                vals["abs_cluster_m"] = abs(float(tr["m_mean"]))
+                vals["abs_cluster_m"] = norm * abs(first_number(tr["m_mean"]))
             out.setdefault(round(float(tr["alpha"]), 6), {})[str(tr["branch"])] = vals
     return out
 
 
-def summarise(df: pd.DataFrame, theory: dict, norm: float) -> None:
+def summarise(df: pd.DataFrame, theory: dict) -> None:
     pd.set_option("display.width", 200)
     for (d, alpha), g in df.groupby(["d", "alpha"]):
         print(f"\n=== d = {d}, alpha = {alpha} ===")
         for start, h in g.groupby("start", sort=False):
             n = len(h)
-            cells = [f"{k} {h[k].mean():.5g}+-{h[k].std(ddof=1) / np.sqrt(n):.2g}"
-                     for k in METRICS]
+            cells = [f"{k} {h[k].mean():.5g}+-{h[k].std(ddof=1) / np.sqrt(n):.2g}" for k in METRICS]
             ends = h["end"].value_counts().to_dict()
-            print(f"{start:<10} n={n} nonconv={int((~h['converged']).sum())}  "
-                  + "  ".join(cells) + f"  ends {ends}")
+            print(
+                f"{start:<10} n={n} nonconv={int((~h['converged']).sum())}  "
+                + "  ".join(cells)
+                + f"  ends {ends}"
+            )
         by_end = g.groupby(["seed", "end"])["train_loss"].min().unstack()
         if {"clustered", "positional"} <= set(by_end.columns):
             diff = (by_end["clustered"] - by_end["positional"]).dropna()
             rel = diff / by_end["positional"].loc[diff.index]
             if len(diff) > 1:
-                print(f"paired train loss clustered - positional over {len(diff)} seeds: "
-                      f"{diff.mean():+.3e} +- {diff.std(ddof=1) / np.sqrt(len(diff)):.1e} "
-                      f"(relative {rel.mean():+.4f} +- {rel.std(ddof=1) / np.sqrt(len(rel)):.4f}"
-                      f"; clustered lower in {int((diff < 0).sum())}/{len(diff)})")
+                print(
+                    f"paired train loss clustered - positional over {len(diff)} seeds: "
+                    f"{diff.mean():+.3e} +- {diff.std(ddof=1) / np.sqrt(len(diff)):.1e} "
+                    f"(relative {rel.mean():+.4f} +- {rel.std(ddof=1) / np.sqrt(len(rel)):.4f}"
+                    f"; clustered lower in {int((diff < 0).sum())}/{len(diff)})"
+                )
         th = theory.get(round(float(alpha), 6), {})
         for branch, vals in th.items():
             h = g[g["end"] == ("semantic/trivial" if branch == "semantic" else branch)]
@@ -157,7 +188,9 @@ def main() -> None:
     ap.add_argument("--clustered-c", type=float, default=0.3)
     ap.add_argument("--n-test", type=int, default=10000)
     ap.add_argument("--theory", nargs="*", default=[])
-    ap.add_argument("--out", type=Path, default=None, help="CSV of every run (read back if present)")
+    ap.add_argument(
+        "--out", type=Path, default=None, help="CSV of every run (read back if present)"
+    )
     args = ap.parse_args()
     torch.set_num_threads(1)
     if args.out is not None and args.out.exists():
@@ -167,17 +200,24 @@ def main() -> None:
         seeds = list(range(args.seeds))
         for alpha in (float(a) for a in args.alphas.split(",")):
             for d in (int(x) for x in args.dims.split(",")):
-                base = SimConfig(d=d, alpha=alpha, clusters=2, label_correlation=args.rho,
-                                 cluster_norm=args.cluster_norm, n_test=args.n_test)
+                base = SimConfig(
+                    d=d,
+                    alpha=alpha,
+                    clusters=2,
+                    label_correlation=args.rho,
+                    cluster_norm=args.cluster_norm,
+                    n_test=args.n_test,
+                )
                 for start in args.starts.split(","):
                     t0 = time.perf_counter()
                     rows += [row(r, start) for r in run_start(base, start, seeds, args.clustered_c)]
-                    print(f"d={d} alpha={alpha} {start}: {time.perf_counter() - t0:.0f} s",
-                          flush=True)
+                    print(
+                        f"d={d} alpha={alpha} {start}: {time.perf_counter() - t0:.0f} s", flush=True
+                    )
         df = pd.DataFrame(rows)
         if args.out is not None:
             df.to_csv(args.out, index=False)
-    summarise(df, theory_values(args.theory), args.cluster_norm)
+    summarise(df, theory_values(args.theory, args.cluster_norm))
 
 
 if __name__ == "__main__":

@@ -164,6 +164,7 @@ def summarise(df: pd.DataFrame, theory: dict) -> None:
         th = theory.get(round(float(alpha), 6), {})
         for branch, vals in th.items():
             h = g[g["end"] == ("semantic/trivial" if branch == "semantic" else branch)]
+            h = h.sort_values("train_loss").groupby("seed").head(1)  # one run per seed
             if len(h) < 2:
                 print(f"theory {branch}: fewer than 2 runs end there")
                 continue
@@ -174,7 +175,7 @@ def summarise(df: pd.DataFrame, theory: dict) -> None:
                     sim = h[k].abs().mean()
                 ok = abs(sim - v) <= 3 * se + 0.05 * abs(v)
                 parts.append(f"{k} {sim:.5g}+-{se:.2g} vs {v:.5g}{'' if ok else ' (!)'}")
-            print(f"theory {branch} vs {len(h)} runs ending there: " + "; ".join(parts))
+            print(f"theory {branch} vs {len(h)} seeds ending there: " + "; ".join(parts))
 
 
 def main() -> None:

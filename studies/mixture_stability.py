@@ -1,98 +1,97 @@
-"""Correlated tokens (docs/theory-mixtures.md §3-4): is the manifold m_mu = 0 stable?
+"""Correlated tokens (docs/theory-mixtures.md §3): is the manifold m_mu = 0 stable, and is it
+the only fixed point?
 
-The mixture state evolution in the O(1)-norm scaling, K = 2 clusters (mu_2 = -mu_1, norm N),
-is THEORY.md §7 with the encodings [C, N s(c)] (s_l = +-1 the labels) averaged over the label
-chain (s_1 uniform, s_{l+1} = s_l with probability (1 + rho)/2). On m_mu = 0 its fixed points
-are the tied model's. By the label-flip symmetry the map is even in m_mu in every other overlap,
-so m_mu decouples at linear order and its multiplier dF_mu/dm_mu at a tied fixed point is an
-eigenvalue of the map's Jacobian there: |multiplier| < 1 means the iteration pulls a small m_mu
-back to 0. This script solves the tied fixed point (general engine, one scrambling), then
-evaluates the label-averaged map at m_mu = eps and prints F_mu / eps.
+The library's mixture channel (`Mixture`, K = 2 clusters, means of norm N) is THEORY.md §7 with
+the encodings [C, N s(c)] averaged over the label chain. On m_mu = 0 its fixed points are the
+tied model's. By the label-flip symmetry the map is even in m_mu in every other overlap, so
+m_mu decouples at linear order and its multiplier dF_mu/dm_mu at a tied fixed point is an
+eigenvalue of the map's Jacobian there: a new branch with m_mu != 0 can bifurcate only where it
+crosses +1. For each alpha and branch the script solves the fixed point once (one scrambling;
+with m_mu = 0 it does not depend on rho or N), then for each (rho, N):
+- evaluates the map at m_mu = eps and prints the multiplier F_mu / eps;
+- with --profile m1,m2,..., holds m_mu at each value, solves the other overlaps, and prints
+  the map's pull G = F_mu - m_mu there: a distant fixed point with m_mu != 0 on this branch
+  would show as a sign change of G (G < 0 everywhere: every m_mu is pulled back towards 0).
 
-    .venv/bin/python studies/mixture_stability.py [--alphas 1,2] [--rhos 0,0.8] [--points 4096]
+    .venv/bin/python studies/mixture_stability.py [--alphas 0.5,1,2,3] [--rhos 0,0.8,1]
+        [--norms 1,3] [--points 2048] [--profile 0.1,0.3,1]
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
-
-import numpy as np
+import dataclasses
 
 from attnphase import ModelParams
-from attnphase.theory import overlaps as ge
-from attnphase.theory.general.channel import GeneralChannel
-from attnphase.theory.general.engine import GeneralMap, _Layout, solve_one, start_overlaps
+from attnphase.theory.general.engine import (
+    GeneralMap,
+    _Layout,
+    make_channels,
+    solve_general,
+)
+from attnphase.theory.general.mixture import Mixture
+from attnphase.theory.iterate import iterate
 
 
-class LabelAveragedChannel:
-    """The channel of docs/theory-mixtures.md §2: moments averaged over the 2^L label sequences
-    with their chain probabilities, the last encoding column replaced by N s(c). One
-    GeneralChannel per sequence on the same points (each keeps its own prox warm start)."""
+def pull(fmap: GeneralMap, layout: _Layout, o, m0: float) -> str:
+    """G = F_mu - m0 at the fixed point of the other overlaps with m_mu held at m0."""
+    i = layout.blocks()[1].start + layout.K - 1  # m_mu's entry (rank 1: the last row of M)
+    x0 = layout.pack(o)
+    x0[i] = m0
+    last = {}
 
-    def __init__(self, p: ModelParams, norm: float, rho: float, points: int, seed: int):
-        self.r, self.untied = p.rank, False
-        self.signs = list(itertools.product((1.0, -1.0), repeat=p.L))
-        stay = (1.0 + rho) / 2.0
-        self.weights = [
-            0.5
-            * np.prod([stay if a == b else 1.0 - stay for a, b in zip(s[:-1], s[1:], strict=True)])
-            for s in self.signs
-        ]
-        self.channels = [
-            GeneralChannel(p.L, p.rank, p.teacher_rank, points, seed) for _ in self.signs
-        ]
-        self.norm = norm
+    def held(x):
+        fx, aux = fmap.step(x)
+        last["g"] = fx[i] - m0
+        fx = fx.copy()
+        fx[i] = m0
+        return fx, aux
 
-    def moments(self, o, *, C, sigma, omega, A) -> ge.GeneralMoments:
-        parts = []
-        for s, ch in zip(self.signs, self.channels, strict=True):
-            Cs = np.column_stack([C[:, :-1], self.norm * np.asarray(s)])
-            parts.append(ch.moments(o, C=Cs, sigma=sigma, omega=omega, A=A))
-        avg = {
-            k: sum(w * getattr(m, k) for w, m in zip(self.weights, parts, strict=True))
-            for k in ("ff", "Ma", "yf", "fxi", "M", "ell_prox", "ell_free")
-        }
-        return ge.GeneralMoments(**avg)
-
-
-def multiplier(
-    alpha: float, rho: float, branch: str, points: int, eps: float
-) -> tuple[float, float]:
-    tied = ModelParams()
-    channel = GeneralChannel(2, 1, 1, points, 0)
-    coarse = GeneralChannel(2, 1, 1, max(points // 8, 64), 10_000)
-    sol = solve_one(alpha, tied, start_overlaps(branch, tied), branch, channel, coarse=coarse)
-    o = sol.overlaps
-    mix = ModelParams(encodings=((1.0, 0.0), (-1.0, 0.0)))
-    M = np.vstack([o.M, [[eps]]])
-    x_o = ge.MatrixOverlaps(q=o.q, M=M, theta=o.theta, V=o.V)
-    layout = _Layout(1, 2, 1)
-    keep = np.ones_like(layout.pack(x_o))
-    fmap = GeneralMap(alpha, mix, LabelAveragedChannel(mix, 1.0, rho, points, 0), keep)
-    fx, _ = fmap.step(layout.pack(x_o))
-    new = layout.unpack(fx)
-    return float(new.M[1, 0] / eps), float(
-        np.abs(o.M).max() if branch == "positional" else o.theta[0, 0]
-    )
+    rep = iterate(held, x0, admissible=fmap.admissible, damping=0.5, anderson=3, tol=1e-6)
+    if not rep.converged:
+        return f"{m0:g}: {rep.status}"
+    return f"{m0:g}: {last['g']:+.4f}"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--alphas", default="1,2")
-    ap.add_argument("--rhos", default="0,0.8")
-    ap.add_argument("--points", type=int, default=4096)
+    ap.add_argument("--alphas", default="0.5,1,2,3")
+    ap.add_argument("--rhos", default="0,0.8,1")
+    ap.add_argument("--norms", default="1,3")
+    ap.add_argument("--points", type=int, default=2048)
     ap.add_argument("--eps", type=float, default=0.02)
+    ap.add_argument("--profile", default="", help="held m_mu values (empty: none)")
     args = ap.parse_args()
+    p = ModelParams()
+    floats = lambda text: [float(v) for v in text.split(",") if v]  # noqa: E731
+    print("branch      alpha   rho    N   order  multiplier  m_mu held: pull G", flush=True)
+    layout = _Layout(1, p.K, 1, means=1)
     for branch in ("semantic", "positional"):
-        for alpha in (float(a) for a in args.alphas.split(",")):
-            for rho in (float(r) for r in args.rhos.split(",")):
-                mult, order = multiplier(alpha, rho, branch, args.points, args.eps)
-                print(
-                    f"{branch:<10} alpha {alpha:.2f} rho {rho:.2f} (order parameter {order:.4f}):"
-                    f"  m_mu multiplier {mult:+.4f}",
-                    flush=True,
-                )
+        for alpha in floats(args.alphas):
+            base = Mixture(2, 0.0, 1.0)
+            res = solve_general(
+                alpha, p, init=branch, points=args.points, randomisations=1, mixture=base
+            )
+            if not res.converged:
+                print(f"{branch:<10} {alpha:5.2f}  {res.status}", flush=True)
+                continue
+            o = res.solutions[0].overlaps  # m_mu = 0 here: the tied fixed point
+            order = abs(o.M[0, 0]) if branch == "positional" else o.theta[0, 0]
+            for rho in floats(args.rhos):
+                for norm in floats(args.norms):
+                    mix = Mixture(2, rho, norm)
+                    channels = make_channels(p, args.points, 1, mixture=mix)
+                    fmap = GeneralMap(alpha, p, channels[0], layout.free_means(layout.mask(branch)))
+                    M = o.M.copy()
+                    M[1, 0] = args.eps
+                    fx, _ = fmap.step(layout.pack(dataclasses.replace(o, M=M)))
+                    mult = layout.unpack(fx).M[1, 0] / args.eps
+                    far = "  ".join(pull(fmap, layout, o, m0) for m0 in floats(args.profile))
+                    print(
+                        f"{branch:<10} {alpha:5.2f} {rho:5.2f} {norm:4.1f} {order:7.4f}"
+                        f"  {mult:+9.4f}  {far}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

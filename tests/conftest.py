@@ -1,5 +1,6 @@
 """Shared fixtures: the authors' reference tables (vendored in tests/data, see its README), the
-learning curves at their alphas, and the check that `attnphase simulate` rejects bad input."""
+learning curves at their alphas, and the check that `attnphase simulate` and `attnphase theory`
+reject bad input."""
 
 import importlib
 from pathlib import Path
@@ -34,12 +35,13 @@ def reference_curves():
     return out
 
 
-# every place `attnphase simulate` could start computing
-SIMULATE_ENTRY_POINTS = [
+# every place `attnphase simulate` and `attnphase theory` could start computing
+ENTRY_POINTS = [
     ("attnphase.sim", "run_grid"),
     ("attnphase.sim.grid", "simulate"),
     ("attnphase.cli.simulate", "branch_curves"),
     ("attnphase.cli.simulate", "theory_curves"),
+    ("attnphase.cli.theory", "theory_curves"),
 ]
 
 
@@ -51,7 +53,7 @@ def rejected(tmp_path, monkeypatch):
     def computed(*args, **kwargs):
         raise AssertionError("computation started before the input was rejected")
 
-    for module, name in SIMULATE_ENTRY_POINTS:
+    for module, name in ENTRY_POINTS:
         monkeypatch.setattr(importlib.import_module(module), name, computed)
     monkeypatch.chdir(tmp_path)
 

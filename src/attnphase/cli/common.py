@@ -26,6 +26,14 @@ TeacherRankOpt = Annotated[int, typer.Option(help="teacher rank t (>= 1)")]
 EncodingOpt = Annotated[
     str | None, typer.Option(help="encoding coefficients c1,...,cL [+1 ... -1]")
 ]
+ClustersOpt = Annotated[
+    int, typer.Option(help="Gaussian-mixture tokens with K clusters (1: Gaussian tokens)")
+]
+LabelCorrelationOpt = Annotated[
+    float,
+    typer.Option(help="correlation of neighbouring cluster labels, in [0, 1] (--clusters >= 2)"),
+]
+ClusterNormOpt = Annotated[float, typer.Option(help="norm of every cluster mean (--clusters >= 2)")]
 STANDARD_A_TEXT = "0.6,0.4,0.4,0.6"
 
 
@@ -47,6 +55,20 @@ def _usage(err: ValueError, options: dict[str, str] | None = None) -> UsageError
     name = head.rstrip(":").lstrip("-")
     option = (options or {}).get(name, "--" + name.replace("_", "-"))
     return UsageError(f"{option}: {rest}" if head.endswith(":") else f"{option}: {text}")
+
+
+def check_cluster_options(clusters: int, label_correlation: float, cluster_norm: float) -> None:
+    """--label-correlation and --cluster-norm act on mixtures only: UsageError unless
+    --clusters >= 2 when either differs from its default."""
+    for name, value, default in (
+        ("--label-correlation", label_correlation, 0.0),
+        ("--cluster-norm", cluster_norm, 1.0),
+    ):
+        if clusters == 1 and value != default:
+            raise UsageError(
+                f"{name}: acts on Gaussian-mixture tokens only, so it needs "
+                f"--clusters >= 2, got --clusters {clusters}"
+            )
 
 
 def parse_values(text: str, option: str, check: Callable[[float], float]) -> list[float]:

@@ -15,8 +15,11 @@ from .common import (
     STANDARD_A_TEXT,
     AlphaOpt,
     AOpt,
+    ClusterNormOpt,
+    ClustersOpt,
     EncodingOpt,
     FormatOpt,
+    LabelCorrelationOpt,
     LamOpt,
     OmegaOpt,
     RankOpt,
@@ -27,6 +30,7 @@ from .common import (
     _plot_failed,
     _usage,
     build_params,
+    check_cluster_options,
     check_outputs,
     figure_files,
     parse_alphas,
@@ -80,18 +84,9 @@ def simulate(
     value_rank: Annotated[
         int, typer.Option(help="rank of a trainable value matrix I + U W^T/d (0: none)")
     ] = 0,
-    clusters: Annotated[
-        int, typer.Option(help="Gaussian-mixture tokens with K clusters (1: Gaussian tokens)")
-    ] = 1,
-    label_correlation: Annotated[
-        float,
-        typer.Option(
-            help="correlation of neighbouring cluster labels, in [0, 1] (--clusters >= 2)"
-        ),
-    ] = 0.0,
-    cluster_norm: Annotated[
-        float, typer.Option(help="norm of every cluster mean (--clusters >= 2)")
-    ] = 1.0,
+    clusters: ClustersOpt = 1,
+    label_correlation: LabelCorrelationOpt = 0.0,
+    cluster_norm: ClusterNormOpt = 1.0,
     seeds: Annotated[
         int,
         typer.Option(help="number of seeds: runs seeds 0..N-1 (each: teacher, data, test, start)"),
@@ -126,15 +121,7 @@ def simulate(
         for name, value in (("--seeds", seeds), ("--workers", workers), ("--threads", threads)):
             if value < 1:
                 raise UsageError(f"{name} must be >= 1, got {value}")
-        for name, value, default in (
-            ("--label-correlation", label_correlation, 0.0),
-            ("--cluster-norm", cluster_norm, 1.0),
-        ):
-            if clusters == 1 and value != default:
-                raise UsageError(
-                    f"{name}: acts on Gaussian-mixture tokens only, so it needs "
-                    f"--clusters >= 2, got --clusters {clusters}"
-                )
+        check_cluster_options(clusters, label_correlation, cluster_norm)
         try:
             configs = [
                 SimConfig.from_params(

@@ -15,6 +15,8 @@ from ..theory import (
     DEFAULT_POINTS,
     DEFAULT_RANDOMISATIONS,
     GENERAL_BRANCHES,
+    MIXTURE_BRANCH,
+    Mixture,
     pick_engine,
     theory_curves,
 )
@@ -23,8 +25,11 @@ from .common import (
     STANDARD_A_TEXT,
     AlphaOpt,
     AOpt,
+    ClusterNormOpt,
+    ClustersOpt,
     EncodingOpt,
     FormatOpt,
+    LabelCorrelationOpt,
     LamOpt,
     OmegaOpt,
     RankOpt,
@@ -33,7 +38,9 @@ from .common import (
     UsageError,
     _fail,
     _plot_failed,
+    _usage,
     build_params,
+    check_cluster_options,
     check_outputs,
     figure_files,
     parse_alphas,
@@ -56,6 +63,7 @@ THEORY_COLUMNS = [
 ]
 STABILITY_COLUMNS = ["rs_stability", "jump_mass", "vhat_smooth"]
 UNTIED_COLUMNS = ["q_query", "q_key", "m_query", "m_key", "theta_query", "theta_key"]
+MIXTURE_COLUMNS = ["m_mean", "mean_multiplier", "mean_multiplier_err"]
 
 
 EngineOpt = Annotated[str, typer.Option(help="auto (l2 for L=2, r=t=1) | l2 | general")]
@@ -67,10 +75,12 @@ RandomisationsOpt = Annotated[
 PointsOpt = Annotated[int, typer.Option(help="general: Sobol points per scrambling (+ antithetic)")]
 
 
-def _engine_for(engine: str, p, points: int, randomisations: int, untied: bool = False) -> str:
+def _engine_for(
+    engine: str, p, points: int, randomisations: int, untied: bool = False, mixture=None
+) -> str:
     """The engine that will run, with the general engine's options checked."""
     try:
-        chosen = pick_engine(engine, p, untied)
+        chosen = pick_engine(engine, p, untied, mixture)
     except ValueError as err:
         raise UsageError(f"--engine: {err}") from None
     if points < 2 or randomisations < 2:
@@ -92,7 +102,10 @@ def theory(
     encoding: EncodingOpt = None,
     engine: EngineOpt = "auto",
     branch: Annotated[
-        str, typer.Option(help="semantic|positional|trivial|mixed (general, r >= 2)|all")
+        str,
+        typer.Option(
+            help="semantic|positional|trivial|mixed (general, r >= 2)|clustered (--clusters)|all"
+        ),
     ] = "all",
     order: Annotated[str, typer.Option(help="l2: Gauss-Hermite orders n_xi,n_y")] = ",".join(
         map(str, DEFAULT_ORDER)
@@ -109,18 +122,31 @@ def theory(
         bool,
         typer.Option(help="separate query and key (general engine, rank 1; docs/theory-untied.md)"),
     ] = False,
+    clusters: ClustersOpt = 1,
+    label_correlation: LabelCorrelationOpt = 0.0,
+    cluster_norm: ClusterNormOpt = 1.0,
 ) -> None:
-    """State-evolution fixed points along alpha (THEORY.md §3-§4; §7 for any L, r, t)."""
+    """State-evolution fixed points along alpha (THEORY.md §3-§4; §7 for any L, r, t).
+    --clusters K --label-correlation RHO [--cluster-norm N]: correlated tokens
+    (docs/theory-mixtures.md; the mean overlaps m_mean are solved for, not assumed zero)."""
     try:
         alphas = parse_alphas(alpha)
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
         orders = parse_order(order)
-        chosen = _engine_for(engine, p, points, randomisations, untied)
+        check_cluster_options(clusters, label_correlation, cluster_norm)
+        mixture = _mixture(clusters, label_correlation, cluster_norm, p.L)
+        if untied and mixture is not None:
+            raise UsageError("--clusters: correlated tokens are solved for the tied model only")
+        chosen = _engine_for(engine, p, points, randomisations, untied, mixture)
         if untied and rank != 1:
             raise UsageError(f"--untied: the untied theory has --rank 1, got {rank}")
-        if untied and stability:
-            raise UsageError("--stability: measured for the tied model only, not with --untied")
+        if (untied or mixture is not None) and stability:
+            raise UsageError(
+                "--stability: measured for the tied model only, not with --untied or --clusters"
+            )
         valid = BRANCHES if chosen == "l2" else GENERAL_BRANCHES
+        if mixture is not None:
+            valid = (*valid, MIXTURE_BRANCH)
         if untied:
             valid = tuple(b for b in valid if b != "mixed")
         if branch != "all" and branch not in valid:
@@ -144,10 +170,12 @@ def theory(
         progress=sys.stderr.isatty(),
         stability=stability,
         untied=untied,
+        mixture=mixture,
     )
     records = [r.as_dict() for r in curves]
     columns = THEORY_COLUMNS + (STABILITY_COLUMNS if stability else [])
     columns += UNTIED_COLUMNS if untied else []
+    columns += MIXTURE_COLUMNS if mixture is not None else []
     typer.echo(render(records, format, columns))
     if plot is not None:
         from ..plots import learning_curves
@@ -156,3 +184,17 @@ def theory(
             learning_curves(to_frame(records), plot)
         except (OSError, ValueError) as err:
             _plot_failed(err)
+
+
+def _mixture(clusters: int, label_correlation: float, cluster_norm: float, L: int):
+    """The Mixture the cluster options ask for (None for --clusters 1)."""
+    if clusters < 1:
+        raise UsageError(f"--clusters must be an integer >= 1, got {clusters}")
+    if clusters == 1:
+        return None
+    try:
+        mixture = Mixture(clusters, label_correlation, cluster_norm)
+        mixture.check_length(L)
+    except ValueError as err:
+        raise _usage(err) from None
+    return mixture

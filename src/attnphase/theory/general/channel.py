@@ -6,6 +6,8 @@ their antithetic images z -> -z. The points are fixed for the integrator's lifet
 overlaps -> expectations is deterministic and a fixed-point solver can converge it; independent
 scramblings (seeds) give independent estimates, whose spread is the integration error.
 The global prox of every point is warm-started from its previous minimiser.
+With a `Mixture` (correlated tokens, `mixture.py`) the points are repeated once per label
+sequence, each copy with that sequence's encodings and weighted by its probability.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 from scipy.stats import norm, qmc
 
 from ..overlaps import GeneralMoments, MatrixOverlaps, sym_sqrt, teacher_covariance
+from .mixture import Mixture, label_law, mixture_encodings
 
 PROBE = 64  # coarse-search points of the prox (THEORY.md §8.1; tests/test_globalprox.py)
 
@@ -46,24 +49,54 @@ def target_matrix(hstar: np.ndarray, omega: float, A: np.ndarray) -> np.ndarray:
 class GeneralChannel:
     """Expectations over the fixed points of one scrambling, for L tokens, ranks r and t,
     encodings C (L x K) and token variance sigma^2. r is the width of the student field:
-    with `untied` (docs/theory-untied.md) it is 2 r_Q, the query fields then the key fields."""
+    with `untied` (docs/theory-untied.md) it is 2 r_Q, the query fields then the key fields.
+    `mixture`: correlated tokens; M then has K - 1 further rows, the mean directions."""
 
-    def __init__(self, L: int, r: int, t: int, n: int, seed: int, untied: bool = False):
+    def __init__(
+        self,
+        L: int,
+        r: int,
+        t: int,
+        n: int,
+        seed: int,
+        untied: bool = False,
+        mixture: Mixture | None = None,
+    ):
         if untied and r % 2:
             raise ValueError(f"untied: the student field needs an even width, got r = {r}")
-        self.L, self.r, self.t, self.untied = L, r, t, untied
+        if mixture is not None:
+            mixture.check_length(L)
+        self.L, self.r, self.t, self.untied, self.mixture = L, r, t, untied, mixture
         self.z = gaussian_points(n, L * (r + t), seed).reshape(-1, L, r + t)
-        self.xi = self.z[..., :r]
-        self.y = self.z[..., r:]
+        copies = 1 if mixture is None else mixture.clusters**L
+        z = np.tile(self.z, (copies, 1, 1))  # copy s of every point has label sequence s
+        self.xi = z[..., :r]
+        self.y = z[..., r:]
+        if mixture is None:
+            self.weights = np.full(self.n_points, 1.0 / self.n_points)
+        else:
+            prob = label_law(mixture.clusters, L, mixture.label_correlation)[1]
+            self.weights = np.repeat(prob, self.n_points) / self.n_points
         self._warm: np.ndarray | None = None
 
     @property
     def n_points(self) -> int:
+        """The Gaussian points (with their antithetic images), each used once per label
+        sequence with a mixture."""
         return self.z.shape[0]
+
+    def encodings(self, C: np.ndarray) -> np.ndarray:
+        """The encodings of every integration point, (points, L, K): C itself, or with a
+        mixture the label sequence's C(c) (mixture.py), K_pos + K_clusters - 1 columns."""
+        if self.mixture is None:
+            return np.broadcast_to(C, (self.xi.shape[0], *C.shape))
+        enc, _ = mixture_encodings(C, self.mixture)
+        return np.repeat(enc, self.n_points, axis=0)
 
     def fields(self, o: MatrixOverlaps, C: np.ndarray, sigma: float):
         """Student fields w_l = (C M)_l + q^{1/2} xi_l and teacher fields
-        h*_l = theta q^{-1/2} xi_l + Gamma^{1/2} y_l (§7.1), rows of (n, L, r) and (n, L, t)."""
+        h*_l = theta q^{-1/2} xi_l + Gamma^{1/2} y_l (§7.1), rows of (n, L, r) and (n, L, t);
+        C the points' encodings (`encodings`)."""
         rho = sigma**2 * np.eye(self.t)
         w = C @ o.M + self.xi @ sym_sqrt(o.q)
         hstar = self.xi @ sym_sqrt(o.q, -0.5) @ o.theta.T
@@ -110,7 +143,8 @@ class GeneralChannel:
         from ...prox import global_prox
 
         s2 = sigma**2
-        w, hstar = self.fields(o, C, sigma)
+        enc = self.encodings(C)
+        w, hstar = self.fields(o, enc, sigma)
         T = target_matrix(hstar, omega, A)
         cst = 0.5 * s2 * (T * T).sum((-1, -2))
         L = self.L
@@ -134,13 +168,13 @@ class GeneralChannel:
         gamma_isqrt = sym_sqrt(teacher_covariance(o, rho), -0.5)
         score = self.xi @ sym_sqrt(o.q, -0.5) - self.y @ gamma_isqrt @ o.theta @ np.linalg.inv(o.q)
         Mc = env - cst  # a function of h* alone integrates to zero against the score
-        n, u = self.n_points, self.untied
+        wt, u = self.weights, self.untied  # the points' weights (label law / points)
         return GeneralMoments(
-            ff=np.einsum("nlr,nls->rs", f, f) / n,
-            Ma=np.einsum("n,lk,nlr->kr", Mc, C, score) / n,
-            yf=np.einsum("nlt,nlr->tr", self.y, f) / n,
-            fxi=np.einsum("nlr,nls->rs", f, self.xi) / n,
-            M=float(env.mean()),
-            ell_prox=float(0.5 * s2 * ((attention(h, u) - T) ** 2).sum((-1, -2)).mean()),
-            ell_free=float(0.5 * s2 * ((attention(w, u) - T) ** 2).sum((-1, -2)).mean()),
+            ff=np.einsum("n,nlr,nls->rs", wt, f, f),
+            Ma=np.einsum("n,nlk,nlr->kr", wt * Mc, enc, score),
+            yf=np.einsum("n,nlt,nlr->tr", wt, self.y, f),
+            fxi=np.einsum("n,nlr,nls->rs", wt, f, self.xi),
+            M=float(wt @ env),
+            ell_prox=float(0.5 * s2 * wt @ ((attention(h, u) - T) ** 2).sum((-1, -2))),
+            ell_free=float(0.5 * s2 * wt @ ((attention(w, u) - T) ** 2).sum((-1, -2))),
         )

@@ -21,8 +21,10 @@ from ...params import ModelParams, check_int, check_positive
 from .. import overlaps as ge
 from ..iterate import InadmissibleStep, iterate
 from .channel import GeneralChannel
+from .mixture import Mixture, cluster_overlaps
 
 GENERAL_BRANCHES = ("semantic", "positional", "trivial", "mixed")
+MIXTURE_BRANCH = "clustered"  # correlated tokens: aligned with the cluster means, not the positions
 DEFAULT_POINTS = 8192  # per scrambling, before the antithetic images
 DEFAULT_RANDOMISATIONS = 4
 COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
@@ -30,9 +32,14 @@ COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
 # 1 - damping below ~0.76 on the semantic branch and ~0.36 on the positional one (at 0.5 the
 # cold positional start at L=2, alpha 1.5 cycled with residual O(1); 0.8 on the semantic branch
 # took twice the iterations of 0.5)
-COARSE_DAMPING = {"positional": 0.8, "mixed": 0.8}
+# and on the clustered branch 0.9: its multiplier in m_mu is ~ -9.5 at N = 3 (the damped
+# factor 0.9 - 0.1 * 9.5 ~ 0; at 0.5 its cold start fell back to m_mu = 0)
+COARSE_DAMPING = {"positional": 0.8, "mixed": 0.8, "clustered": 0.9}
 COARSE_DAMPING_DEFAULT = 0.5
 COLLAPSED = 1e-4  # max |M| (positional) or |theta| (semantic): the start fell to the trivial point
+# step of the finite difference in m_mu that measures its multiplier (correlated tokens; the map
+# is odd in m_mu, so the forward difference is central: error O(step^2 N^2))
+MEAN_STEP = 1e-3
 
 
 def field_width(p: ModelParams, untied: bool) -> int:
@@ -46,15 +53,33 @@ def ridge(p: ModelParams, untied: bool) -> float:
     return p.lam / 2 if untied else p.lam
 
 
-def start_overlaps(branch: str, p: ModelParams, untied: bool = False) -> ge.MatrixOverlaps:
+def mean_rows(mixture: Mixture | None) -> int:
+    """Rows of M beyond the positional ones: the K - 1 mean directions of a mixture."""
+    return 0 if mixture is None else mixture.directions
+
+
+def start_overlaps(
+    branch: str, p: ModelParams, untied: bool = False, mixture: Mixture | None = None
+) -> ge.MatrixOverlaps:
     """Starting overlaps of each branch, the L=2 authors' values (THEORY.md §3) per column:
     semantic: every column aligned with the teacher; positional: column 1 along the first
     encoding direction (M = (0.2, 0, ...): any M of rank one is this up to a rotation of the
     columns), the others trivial; mixed (r >= 2): column 1 semantic, column 2 positional;
     trivial. untied: the tied start in both the query and the key columns (Q_Q = Q_K, made
-    admissible by a 10% independent part in q)."""
+    admissible by a 10% independent part in q). mixture: the mean rows m_mu = 0 (the
+    invariant manifold of docs/theory-mixtures.md §3, whose stability `mean_multiplier`
+    measures), except on the clustered branch: the semantic start with m_mu = 0.2 along the
+    first mean direction."""
+    if branch == MIXTURE_BRANCH and mixture is None:
+        raise ValueError(f"branch {MIXTURE_BRANCH!r} needs correlated tokens (a mixture)")
     if untied:
         return _untied_start(start_overlaps(branch, p))
+    if mixture is not None:
+        o = start_overlaps("semantic" if branch == MIXTURE_BRANCH else branch, p)
+        means = np.zeros((mixture.directions, p.rank))
+        if branch == MIXTURE_BRANCH:
+            means[0, 0] = 0.2
+        return dataclasses.replace(o, M=np.vstack([o.M, means]))
     r, t, K = p.rank, p.teacher_rank, p.K
     q = 0.02 * np.eye(r)
     M = np.zeros((K, r))
@@ -85,7 +110,9 @@ def _untied_start(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
     )
 
 
-def free_overlaps(branch: str, r: int, K: int, t: int, untied: bool = False) -> ge.MatrixOverlaps:
+def free_overlaps(
+    branch: str, r: int, K: int, t: int, untied: bool = False, means: int = 0
+) -> ge.MatrixOverlaps:
     """1 where an overlap iterates freely on a branch, 0 where it is held at zero. Every
     pinned set is an invariant manifold of the exact map for any A; the integration breaks the
     single-column symmetries of rank >= 2, hence the pins there (free, a trivial column's M
@@ -99,8 +126,23 @@ def free_overlaps(branch: str, r: int, K: int, t: int, untied: bool = False) -> 
     - trivial: M = theta = 0.
     untied (rank 1: r = 2, query and key column): the same symmetries pin M on the semantic
     branch and theta on the positional one (S(-h_Q, -h_K) = S(h_Q, h_K)); flipping one column
-    alone is no symmetry (it flips the logits), so nothing else is pinned."""
-    q, M, theta, V = np.ones((r, r)), np.ones((K, r)), np.ones((t, r)), np.ones((r, r))
+    alone is no symmetry (it flips the logits), so nothing else is pinned.
+    means (correlated tokens): that many mean rows of M below the K positional ones, held at 0
+    on every branch (m_mu = 0 is invariant, docs/theory-mixtures.md §3; free, the rounding
+    noise there grows where the map's multiplier in m_mu is below -1, measured -5.3 at
+    N = 2, and moved a 512-point fixed point by 1%) except the clustered one: M's positional
+    rows 0 (exact for K = 2: the reflection (xi, y, labels) -> (-xi, -y, swapped labels)),
+    theta and the mean rows free. It exists where m_mu = 0 is unstable (`mean_multiplier`)."""
+    q, theta, V = np.ones((r, r)), np.ones((t, r)), np.ones((r, r))
+    if branch == MIXTURE_BRANCH:
+        if not means:
+            raise ValueError(f"branch {MIXTURE_BRANCH!r} needs correlated tokens (a mixture)")
+        M = np.ones((K + means, r))
+        M[:K] = 0.0
+        return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=V)
+    M = np.ones((K + means, r))
+    if branch in GENERAL_BRANCHES:
+        M[K:] = 0.0
     if branch in ("semantic", "trivial"):
         M[:] = 0.0
     if branch in ("positional", "trivial"):
@@ -124,8 +166,8 @@ def free_overlaps(branch: str, r: int, K: int, t: int, untied: bool = False) -> 
 class _Layout:
     """Packing of MatrixOverlaps into one vector: q and V by their upper triangles."""
 
-    def __init__(self, r: int, K: int, t: int, untied: bool = False):
-        self.r, self.K, self.t, self.untied = r, K, t, untied
+    def __init__(self, r: int, K: int, t: int, untied: bool = False, means: int = 0):
+        self.r, self.K, self.t, self.untied, self.means = r, K + means, t, untied, means
         self.iu = np.triu_indices(r)
 
     def pack(self, o: ge.MatrixOverlaps) -> np.ndarray:
@@ -158,7 +200,15 @@ class _Layout:
 
     def mask(self, branch: str) -> np.ndarray:
         """The packed `free_overlaps` of a branch (all free for any other name)."""
-        return self.pack(free_overlaps(branch, self.r, self.K, self.t, self.untied))
+        pos = self.K - self.means
+        return self.pack(free_overlaps(branch, self.r, pos, self.t, self.untied, self.means))
+
+    def free_means(self, keep: np.ndarray) -> np.ndarray:
+        """A mask with the mean rows of M (correlated tokens) free and keep's other pins."""
+        out = keep.copy()
+        stop = self.blocks()[1].stop
+        out[stop - self.means * self.r : stop] = 1.0
+        return out
 
 
 def canonical(o: ge.MatrixOverlaps, untied: bool = False) -> ge.MatrixOverlaps:
@@ -234,7 +284,9 @@ class GeneralMap:
         self.alpha, self.p, self.channel, self.keep = alpha, p, channel, keep
         self.untied = channel.untied
         self.lam = ridge(p, self.untied)
-        self.layout = _Layout(channel.r, p.K, p.teacher_rank, self.untied)
+        self.layout = _Layout(
+            channel.r, p.K, p.teacher_rank, self.untied, mean_rows(channel.mixture)
+        )
         # M = theta = 0 (trivial manifold): the fixed point is rotation invariant (q, V
         # proportional to I), nothing drifts, and q's eigenvectors are no frame
         self.isotropic = self.layout.pins_M_and_theta(keep)
@@ -298,6 +350,24 @@ class Solution:
     status: str
 
 
+def mean_multiplier(fmap: GeneralMap, o: ge.MatrixOverlaps) -> float:
+    """The largest real part of the eigenvalues of the map's Jacobian in the mean rows m_mu
+    at a fixed point on m_mu = 0 (by finite differences of MEAN_STEP). m_mu decouples there at
+    linear order (the label permutations act on m_mu alone), so these are eigenvalues of the
+    whole Jacobian: below +1 no branch with m_mu != 0 bifurcates from the fixed point
+    (docs/theory-mixtures.md §3)."""
+    layout = fmap.layout
+    first = layout.K - layout.means
+    n = layout.means * layout.r
+    J = np.zeros((n, n))
+    for j in range(n):
+        M = o.M.copy()
+        M[first + j // layout.r, j % layout.r] += MEAN_STEP
+        fx, _ = fmap.step(layout.pack(dataclasses.replace(o, M=M)) * fmap.keep)
+        J[:, j] = (layout.unpack(fx).M[first:] - o.M[first:]).ravel() / MEAN_STEP
+    return float(np.linalg.eigvals(J).real.max())
+
+
 def _observables(o, h, m, alpha, p: ModelParams, lam: float) -> dict[str, float]:
     rho = p.sigma**2 * np.eye(p.teacher_rank)
     phi = ge.free_entropy(o, h, m, alpha=alpha, sigma=p.sigma, lam=lam, rho=rho)
@@ -325,7 +395,7 @@ def solve_one(
     Anderson-accelerated damped steps; a start whose order parameter collapses (`collapsed`)
     is finished on the trivial manifold."""
     untied = channel.untied
-    layout = _Layout(channel.r, p.K, p.teacher_rank, untied)
+    layout = _Layout(channel.r, p.K, p.teacher_rank, untied, mean_rows(channel.mixture))
     keep = layout.mask(branch)
     x = layout.pack(canonical(start, untied)) * keep
     fine = GeneralMap(alpha, p, channel, keep)
@@ -368,6 +438,9 @@ def solve_one(
     h, m = rep.aux
     o, h = oriented(layout.unpack(rep.x), h, untied)
     observables = _observables(o, h, m, alpha, p, ridge(p, untied))
+    if channel.mixture is not None:
+        fmap = GeneralMap(alpha, p, channel, layout.free_means(keep))
+        observables["mean_multiplier"] = mean_multiplier(fmap, o)
     return Solution(o, h, observables, rep.converged, iterations, rep.residuals, rep.status)
 
 
@@ -380,7 +453,10 @@ class GeneralResult:
     train_loss = -Phi at a fixed point up to the integration error). points: Sobol points per
     scrambling, before their antithetic images (the integrals use twice as many). untied:
     the overlaps are those of the field (h_Q, h_K): q is 2 x 2 (query, key), M and theta have
-    a query and a key column (docs/theory-untied.md)."""
+    a query and a key column (docs/theory-untied.md). mixture: correlated tokens; M's last
+    K - 1 rows are the mean overlaps m_mu (docs/theory-mixtures.md), reported as m_mean and
+    per cluster as cluster_m (mu_k^T Q / sqrt d, the simulations' name), m being the positional
+    rows, and mean_multiplier, the stability of m_mu = 0 (`mean_multiplier`)."""
 
     alpha: float
     params: ModelParams
@@ -396,6 +472,7 @@ class GeneralResult:
     linear_test_error_err: float
     solutions: tuple[Solution, ...] = dataclasses.field(repr=False)
     untied: bool = False
+    mixture: Mixture | None = None
 
     engine = "general"
 
@@ -459,7 +536,33 @@ class GeneralResult:
         )
         if self.untied and self.values:
             d.update(self._query_key())
+        if self.mixture is not None:
+            d.update(self._mixture_fields())
         return d
+
+    def _mixture_fields(self) -> dict:
+        """Correlated tokens: the mixture's parameters, m (positional rows of M), m_mean (the
+        mean rows) and cluster_m (per cluster), with errors (NaN when not converged)."""
+        mix = self.mixture
+        out = {
+            "mean_multiplier": self.values.get("mean_multiplier", float("nan")),
+            "mean_multiplier_err": self.errors.get("mean_multiplier", float("nan")),
+            "clusters": mix.clusters,
+            "label_correlation": mix.label_correlation,
+            "cluster_norm": mix.cluster_norm,
+        }
+        K = self.params.K
+        for table, suffix in ((self.values, ""), (self.errors, "_err")):
+            if not self.values:
+                out.update({f"{k}{suffix}": float("nan") for k in ("m", "m_mean", "cluster_m")})
+                continue
+            M = np.asarray(table["M"])
+            out[f"m{suffix}"] = _listed(plain_value(M[:K]))
+            out[f"m_mean{suffix}"] = _listed(plain_value(M[K:]))
+            out[f"cluster_m{suffix}"] = _listed(
+                np.asarray(table["cluster_m"])[:, 0] if M.shape[1] == 1 else table["cluster_m"]
+            )
+        return out
 
     def _query_key(self) -> dict:
         """Untied: the overlaps of Q_Q (column 0 of the field) and Q_K (column 1) by the names
@@ -477,12 +580,16 @@ class GeneralResult:
     def kind(self) -> str:
         """semantic (theta != 0), positional (M != 0), mixed (both) or trivial, judged against
         three standard errors (against 1e-8 alone for one scrambling); "none" when not
-        converged."""
+        converged. Correlated tokens: clustered where the mean rows m_mu are != 0 and the
+        positional rows are 0 (whatever theta), mixed where both are != 0."""
         if not self.converged:
             return "none"
         err = {k: np.nan_to_num(self.errors[k]) for k in ("theta", "M")}  # NaN: one scrambling
         sem = np.any(np.abs(self.values["theta"]) > 3 * err["theta"] + 1e-8)
-        pos = np.any(np.abs(self.values["M"]) > 3 * err["M"] + 1e-8)
+        aligned = np.abs(self.values["M"]) > 3 * err["M"] + 1e-8
+        pos = np.any(aligned[: self.params.K])
+        if np.any(aligned[self.params.K :]):
+            return "mixed" if pos else "clustered"
         if sem and pos:
             return "mixed"
         return "semantic" if sem else "positional" if pos else "trivial"
@@ -502,11 +609,13 @@ def _listed(x):
     return x.tolist() if isinstance(x, np.ndarray) else x
 
 
-def _summary(solutions: list[Solution]) -> tuple[dict, dict]:
+def _summary(solutions: list[Solution], mixture: Mixture | None = None) -> tuple[dict, dict]:
     keys = ("q", "M", "theta", "V")
     hat_keys = ("qhat", "Mhat", "thetahat", "Vhat")
     rows: dict[str, list] = {k: [] for k in keys + hat_keys}
     for s in solutions:
+        if mixture is not None:
+            rows.setdefault("cluster_m", []).append(cluster_overlaps(s.overlaps.M, mixture))
         for k in keys:
             rows[k].append(getattr(s.overlaps, k))
         for k in hat_keys:
@@ -522,13 +631,29 @@ def _summary(solutions: list[Solution]) -> tuple[dict, dict]:
     return values, errors
 
 
+def check_variant(p: ModelParams, untied: bool, mixture: Mixture | None) -> None:
+    """ValueError naming the option for what the general engine does not solve: untied with
+    rank > 1, untied with a mixture, a mixture with too many label sequences."""
+    if untied and p.rank != 1:
+        raise ValueError(f"untied: the untied theory has student rank 1, got rank={p.rank}")
+    if mixture is not None:
+        if untied:
+            raise ValueError("mixture: correlated tokens are solved for the tied model only")
+        mixture.check_length(p.L)
+
+
 def make_channels(
-    p: ModelParams, points: int, randomisations: int, seed: int = 0, untied: bool = False
+    p: ModelParams,
+    points: int,
+    randomisations: int,
+    seed: int = 0,
+    untied: bool = False,
+    mixture: Mixture | None = None,
 ):
     """`randomisations` independent scramblings (seeds seed, seed + 1, ...) of `points` points."""
     width = field_width(p, untied)
     return [
-        GeneralChannel(p.L, width, p.teacher_rank, points, seed + k, untied)
+        GeneralChannel(p.L, width, p.teacher_rank, points, seed + k, untied, mixture)
         for k in range(randomisations)
     ]
 
@@ -548,10 +673,12 @@ def solve_general(
     max_iter: int = 200,
     channels: list[GeneralChannel] | None = None,
     untied: bool = False,
+    mixture: Mixture | None = None,
 ) -> GeneralResult:
     """One fixed point of the general state evolution at alpha, on `randomisations`
     independent scramblings of `points` Sobol points (plus antithetic images) each.
-    untied: separate query and key matrices (rank 1; docs/theory-untied.md).
+    untied: separate query and key matrices (rank 1; docs/theory-untied.md). mixture:
+    correlated tokens (tied model; docs/theory-mixtures.md), the mean overlaps m_mu free.
 
     init: a branch name (started cold: damped iterations on points/8 first) or explicit
     MatrixOverlaps (with `branch` naming the manifold to pin, if any). The first scrambling's
@@ -562,16 +689,17 @@ def solve_general(
     p = params if params is not None else ModelParams()
     points = check_int("points", points, minimum=2)
     randomisations = check_int("randomisations", randomisations)
-    if untied and p.rank != 1:
-        raise ValueError(f"untied: the untied theory has student rank 1, got rank={p.rank}")
+    check_variant(p, untied, mixture)
     if channels is not None and any(c.untied != untied for c in channels):
         raise ValueError(f"channels: built with untied={not untied}, solving untied={untied}")
+    if channels is not None and any(c.mixture != mixture for c in channels):
+        raise ValueError(f"channels: built for another mixture than {mixture}")
     if isinstance(init, str):
-        start, label, cold = start_overlaps(init, p, untied), init, True
+        start, label, cold = start_overlaps(init, p, untied, mixture), init, True
     else:
         start, label, cold = init, branch or "custom", False
     if channels is None:
-        channels = make_channels(p, points, randomisations, seed, untied)
+        channels = make_channels(p, points, randomisations, seed, untied, mixture)
     solutions: list[Solution] = []
     for k, channel in enumerate(channels):
         coarse = None
@@ -583,6 +711,7 @@ def solve_general(
                 max(points // COARSE_FRACTION, 64),
                 seed + 10_000,
                 untied,
+                mixture,
             )
         sol = solve_one(
             alpha,
@@ -604,7 +733,7 @@ def solve_general(
     eps_lin, eps_lin_err = linear_test_error_qmc(p)
     ok = [s for s in solutions if s.overlaps is not None]
     converged = len(ok) == len(channels) and all(s.converged for s in solutions)
-    values, errors = _summary(ok) if ok else ({}, {})
+    values, errors = _summary(ok, mixture) if ok else ({}, {})
     status = "converged" if converged else "; ".join(sorted({s.status for s in solutions}))
     return GeneralResult(
         alpha=alpha,
@@ -621,6 +750,7 @@ def solve_general(
         linear_test_error_err=eps_lin_err,
         solutions=tuple(solutions),
         untied=untied,
+        mixture=mixture,
     )
 
 
@@ -636,6 +766,7 @@ def general_learning_curve(
     progress: bool = False,
     channels: list[GeneralChannel] | None = None,
     untied: bool = False,
+    mixture: Mixture | None = None,
 ) -> list[GeneralResult]:
     """Follow one branch along alpha with the general engine (results in the order of alphas):
     the same points and prox warm starts throughout (common random numbers, so differences
@@ -646,8 +777,9 @@ def general_learning_curve(
     alist = [check_positive("alpha", a) for a in alphas]
     if not alist:
         raise ValueError("alphas must not be empty")
+    check_variant(p, untied, mixture)
     if channels is None:
-        channels = make_channels(p, points, randomisations, seed, untied)
+        channels = make_channels(p, points, randomisations, seed, untied, mixture)
     order = sorted(range(len(alist)), key=lambda i: alist[i], reverse=branch == "semantic")
     if progress:
         from tqdm.auto import tqdm
@@ -663,7 +795,14 @@ def general_learning_curve(
         warm = previous is not None and previous.converged and found
         init = previous.solutions[0].overlaps if warm else branch
         res = solve_general(
-            alist[i], p, init=init, branch=branch, channels=channels, tol=tol, untied=untied
+            alist[i],
+            p,
+            init=init,
+            branch=branch,
+            channels=channels,
+            tol=tol,
+            untied=untied,
+            mixture=mixture,
         )
         found = found or (res.converged and res.kind == branch)
         results[i] = res

@@ -10,7 +10,7 @@ machine's load (`uptime`) is printed with every timing: the cores may be shared.
 --store keeps the full study's runs (`attnphase outcomes --store` reads them back); --gtol
 changes the trained runs' stopping rule (the baseline keeps 1e-8); --baseline-runs 0 skips it.
 
-    flock /tmp/ctx/heavy.lock python benchmarks/bench_outcomes.py [--runs 50] [--d 500] \
+    python benchmarks/bench_outcomes.py [--runs 50] [--d 500] \
         [--alpha 0.5:3:11] [--baseline-runs 3] [--workers 2] [--gtol 1e-8] \
         [--store runs.sqlite] [--plot docs/outcomes.png]
 """

@@ -11,7 +11,7 @@ loss with its standard error per alpha, the crossing alpha_t of the seed-mean ga
 seed's gap (`attnphase.empirical.empirical_transitions`), their shifts from the tied model,
 and per branch the seed means of m, theta and |cluster_m|; per seed, tau = mu_1 Q*/sqrt(d).
 
-The runs behind docs/mixtures-large-means.md (each under `flock /tmp/ctx/heavy.lock`):
+The runs behind docs/mixtures-large-means.md:
 
     .venv/bin/python studies/mixture_large_means.py --omegas 0.3 --d 500 \
         --kappas 0.25,0.5 --rhos 0,0.8 --norms 1 --alphas 0.2:2.4:12 --seeds 8
@@ -24,7 +24,7 @@ The runs behind docs/mixtures-large-means.md (each under `flock /tmp/ctx/heavy.l
 
 A rerun reads the finished runs from the stores and prints the same tables in seconds.
 
-Options: --workers (2), --store-dir (/tmp/ctx/mixlarge), --out (CSV tables, default the
+Options: --workers (2), --store-dir (./mixture_large_means), --out (CSV tables, default the
 store directory), --n-test (2000).
 """
 
@@ -240,7 +240,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=4)
     ap.add_argument("--n-test", type=int, default=2000)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--store-dir", type=Path, default=Path("/tmp/ctx/mixlarge"))
+    ap.add_argument("--store-dir", type=Path, default=Path("mixture_large_means"))
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     if args.seeds < 2:

@@ -132,7 +132,7 @@ def free_overlaps(
     noise there grows where the map's multiplier in m_mu is below -1, measured -5.3 at
     N = 2, and moved a 512-point fixed point by 1%) except the clustered one: M's positional
     rows 0 (exact for K = 2: the reflection (xi, y, labels) -> (-xi, -y, swapped labels)),
-    theta and the mean rows free. It exists where m_mu = 0 is unstable (`mean_multiplier`)."""
+    theta and the mean rows free: look for it where m_mu = 0 is unstable (`mean_multiplier`)."""
     q, theta, V = np.ones((r, r)), np.ones((t, r)), np.ones((r, r))
     if branch == MIXTURE_BRANCH:
         if not means:
@@ -355,7 +355,8 @@ def mean_multiplier(fmap: GeneralMap, o: ge.MatrixOverlaps) -> float:
     at a fixed point on m_mu = 0 (by finite differences of MEAN_STEP). m_mu decouples there at
     linear order (the label permutations act on m_mu alone), so these are eigenvalues of the
     whole Jacobian: below +1 no branch with m_mu != 0 bifurcates from the fixed point
-    (docs/theory-mixtures.md §3)."""
+    (docs/theory-mixtures.md §3). At a clustered fixed point (m_mu != 0) it is the m_mu block's
+    eigenvalue only, not decoupled from the other overlaps."""
     layout = fmap.layout
     first = layout.K - layout.means
     n = layout.means * layout.r

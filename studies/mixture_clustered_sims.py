@@ -25,6 +25,10 @@ Commands run (each under `flock /tmp/ctx/heavy.lock`):
         --format csv > /tmp/h22/theory_a1_clustered.csv      (and positional, semantic)
     .venv/bin/python studies/mixture_clustered_sims.py --alphas 0.5 --dims 500,1000 \
         --seeds 8 --out /tmp/h22/runs_a05.csv
+    .venv/bin/python studies/mixture_clustered_sims.py --alphas 0.5 --dims 250,2000 \
+        --starts positional,clustered,random --seeds 8 --out /tmp/h22/runs_a05_extra.csv
+    .venv/bin/python studies/mixture_clustered_sims.py --out /tmp/h22/runs_a05.csv \
+        --more /tmp/h22/runs_a05_extra.csv          (all of alpha 0.5, with the 1/d fit)
     .venv/bin/python studies/mixture_clustered_sims.py --alphas 1.0 --dims 500,1000 \
         --seeds 8 --out /tmp/h22/runs_a1.csv --theory /tmp/h22/theory_a1_*.csv
 
@@ -139,6 +143,7 @@ def theory_values(paths: list[str], norm: float) -> dict:
 
 def summarise(df: pd.DataFrame, theory: dict) -> None:
     pd.set_option("display.width", 200)
+    paired: dict = {}
     for (d, alpha), g in df.groupby(["d", "alpha"]):
         print(f"\n=== d = {d}, alpha = {alpha} ===")
         for start, h in g.groupby("start", sort=False):
@@ -155,6 +160,9 @@ def summarise(df: pd.DataFrame, theory: dict) -> None:
             diff = (by_end["clustered"] - by_end["positional"]).dropna()
             rel = diff / by_end["positional"].loc[diff.index]
             if len(diff) > 1:
+                paired.setdefault(alpha, []).append(
+                    (d, diff.mean(), diff.std(ddof=1) / np.sqrt(len(diff)))
+                )
                 print(
                     f"paired train loss clustered - positional over {len(diff)} seeds: "
                     f"{diff.mean():+.3e} +- {diff.std(ddof=1) / np.sqrt(len(diff)):.1e} "
@@ -176,6 +184,26 @@ def summarise(df: pd.DataFrame, theory: dict) -> None:
                 ok = abs(sim - v) <= 3 * se + 0.05 * abs(v)
                 parts.append(f"{k} {sim:.5g}+-{se:.2g} vs {v:.5g}{'' if ok else ' (!)'}")
             print(f"theory {branch} vs {len(h)} seeds ending there: " + "; ".join(parts))
+    for alpha, pts in paired.items():
+        if len(pts) >= 2:
+            extrapolate_paired(alpha, pts, theory.get(round(float(alpha), 6), {}))
+
+
+def extrapolate_paired(alpha: float, pts: list, th: dict) -> None:
+    """Weighted least-squares fit of the paired difference to a + b/d (a: its d -> infinity
+    limit), against the theory's clustered - positional training loss."""
+    d, y, se = (np.array(v, dtype=float) for v in zip(*pts, strict=True))
+    X = np.stack([np.ones_like(d), 1 / d], axis=1) / se[:, None]
+    coef, *_ = np.linalg.lstsq(X, y / se, rcond=None)
+    cov = np.linalg.inv(X.T @ X)
+    ref = ""
+    if "clustered" in th and "positional" in th:
+        ref = f"; theory {th['clustered']['train_loss'] - th['positional']['train_loss']:+.2e}"
+    print(
+        f"alpha {alpha}: paired clustered - positional = a + b/d over d = {d.astype(int).tolist()}:"
+        f" a = {coef[0]:+.2e} +- {np.sqrt(cov[0, 0]):.1e}, b = {coef[1]:+.3f} +- "
+        f"{np.sqrt(cov[1, 1]):.3f}{ref}"
+    )
 
 
 def main() -> None:
@@ -188,14 +216,15 @@ def main() -> None:
     ap.add_argument("--rho", type=float, default=0.0)
     ap.add_argument("--clustered-c", type=float, default=0.3)
     ap.add_argument("--n-test", type=int, default=10000)
-    ap.add_argument("--theory", nargs="*", default=[])
+    ap.add_argument("--theory", nargs="*", default=[], help="`attnphase theory` CSV files")
+    ap.add_argument("--more", nargs="*", default=[], help="more run CSVs to summarise with --out")
     ap.add_argument(
         "--out", type=Path, default=None, help="CSV of every run (read back if present)"
     )
     args = ap.parse_args()
     torch.set_num_threads(1)
     if args.out is not None and args.out.exists():
-        df = pd.read_csv(args.out)
+        df = pd.concat([pd.read_csv(f) for f in [args.out, *args.more]], ignore_index=True)
     else:
         rows = []
         seeds = list(range(args.seeds))

@@ -286,8 +286,10 @@ def test_the_l2_alpha_c_corrector_stops_at_the_jump_next_to_its_root_at_omega_01
     """At omega 0.12 the positional q residual jumps across zero within 2e-8 in q of the root
     (two mirrored nodes switch global prox minimum): no root exists, and from this point the
     corrector without the noise-floor rule ran into 'maximum iterations reached' (161
-    evaluations, |F| 1.8e-6). It now stops there: measured 26 evaluations, alpha moved by
-    4e-10; bounds 60 evaluations and 1e-7 (alpha_c's error at this order is ~1e-3)."""
+    evaluations, |F| 1.8e-6; so did it from the secant predictor of omega 0.16 and 0.14, 144
+    evaluations, where the rule now stops after 53). It now stops here: measured 26
+    evaluations, alpha moved by < 1e-9; bounds 60 evaluations and 1e-7 (alpha_c's error at
+    this order is ~1e-3)."""
     from attnphase import ModelParams
     from attnphase.transitions.l2_lines import L2Lines, parameter_path
 

@@ -52,12 +52,12 @@ def newton_broyden(
     after every step, J rebuilt by forward differences at the start (when not given) and
     after `rebuild_after` steps without a halving of |F|. Converged when the step is below
     tol (1 + |z|) and |F| <= sqrt(tol), or at the residual's noise floor: after J was rebuilt
-    where |F| <= sqrt(tol), `rebuild_after` steps in a row, none longer than sqrt(tol)
-    (1 + |z|), did not halve the least |F| (the point of least |F| is returned). Near a simple
-    root of a smooth F the first step from a J rebuilt there reduces |F| far more; the L=2
-    map is smooth only piecewise (its global prox switches minimum at some nodes as the
-    overlaps move), and where a jump of its residual lies next to the root (~2e-6 at omega
-    0.12 of the alpha_c line) no step gets below the step tolerance except by chance.
+    where |F| <= sqrt(tol), `rebuild_after` steps in a row did not halve the least |F| (the
+    point of least |F| is returned: |F| <= sqrt(tol) there, as at any converged point). Near
+    a simple root of a smooth F the first step from a J rebuilt there reduces |F| far more;
+    the L=2 map is smooth only piecewise (its global prox switches minimum at some nodes as
+    the overlaps move), and where a jump of its residual lies next to the root (~2e-6 at
+    omega 0.12 of the alpha_c line) no step gets below the step tolerance except by chance.
     OffDomain from F ends the solve (reason given)."""
     evals = 0
 
@@ -78,8 +78,7 @@ def newton_broyden(
     stale, best = 0, np.linalg.norm(fz)
     least = (best, z)  # the point of least |F| (returned at the noise floor)
     floor = np.sqrt(tol)
-    # J was rebuilt where |F| <= floor; the longest relative step since
-    rebuilt_at_floor, floor_step = fresh and best <= floor, 0.0
+    rebuilt_at_floor = fresh and best <= floor  # J was rebuilt where |F| <= floor
     for _ in range(max_iter):
         try:
             step = -np.linalg.solve(J, fz)
@@ -102,7 +101,7 @@ def newton_broyden(
                     z, J, False, evals, np.linalg.norm(fz), "no step stays on domain"
                 )
             J, fresh = fd_jacobian(f, z, fz), True
-            stale, rebuilt_at_floor, floor_step = 0, np.linalg.norm(fz) <= floor, 0.0
+            stale, rebuilt_at_floor = 0, np.linalg.norm(fz) <= floor
             continue
         dz, df = new[0] - z, new[1] - fz
         z, fz = new
@@ -113,15 +112,14 @@ def newton_broyden(
         if np.linalg.norm(dz) <= tol * (1.0 + np.linalg.norm(z)) and res <= floor:
             return NewtonReport(z, J, True, evals, res, "converged")
         least = min(least, (res, z), key=lambda pair: pair[0])
-        floor_step = max(floor_step, np.linalg.norm(step) / (1.0 + np.linalg.norm(z)))
         if res < 0.5 * best:
             best, stale = res, 0
         else:
             stale += 1
         if stale >= rebuild_after:
-            if rebuilt_at_floor and least[0] <= floor and floor_step <= floor:
+            if rebuilt_at_floor and least[0] <= floor:
                 res, z = least
                 return NewtonReport(z, J, True, evals, res, "converged (residual's noise floor)")
             J, fresh = fd_jacobian(f, z, fz), True
-            stale, rebuilt_at_floor, floor_step = 0, res <= floor, 0.0
+            stale, rebuilt_at_floor = 0, res <= floor
     return NewtonReport(z, J, False, evals, np.linalg.norm(fz), "maximum iterations reached")

@@ -18,21 +18,27 @@ each seed's lowest clustered-ending run minus its lowest positional-ending run; 
 --theory FILE ..., every seed mean against the theory (CSV files of `attnphase theory
 --format csv --branch B`), flagged when |sim - theory| > 3 SE + 5% |theory|.
 
-Commands run (each under `flock /tmp/ctx/heavy.lock`):
+Commands run (each under `flock /tmp/ctx/heavy.lock`; the theory files are the main
+session's, from /tmp/ctx/clcurve.sh, one per branch B = clustered, positional, semantic):
 
-    .venv/bin/attnphase theory --alpha 1 --clusters 2 --cluster-norm 3 \
-        --label-correlation 0 --branch clustered --points 1024 --randomisations 2 \
-        --format csv > /tmp/h22/theory_a1_clustered.csv      (and positional, semantic)
+    .venv/bin/attnphase theory --alpha 0.25,0.5,0.75,1,1.25 --clusters 2 --cluster-norm 3 \
+        --label-correlation 0 --branch B --points 1024 --randomisations 2 --format csv \
+        > /tmp/ctx/clcurve_0_B.csv
     .venv/bin/python studies/mixture_clustered_sims.py --alphas 0.5 --dims 500,1000 \
         --seeds 8 --out /tmp/h22/runs_a05.csv
     .venv/bin/python studies/mixture_clustered_sims.py --alphas 0.5 --dims 250,2000 \
         --starts positional,clustered,random --seeds 8 --out /tmp/h22/runs_a05_extra.csv
-    .venv/bin/python studies/mixture_clustered_sims.py --out /tmp/h22/runs_a05.csv \
-        --more /tmp/h22/runs_a05_extra.csv          (all of alpha 0.5, with the 1/d fit)
     .venv/bin/python studies/mixture_clustered_sims.py --alphas 1.0 --dims 500,1000 \
-        --seeds 8 --out /tmp/h22/runs_a1.csv --theory /tmp/h22/theory_a1_*.csv
+        --seeds 8 --out /tmp/h22/runs_a1.csv
 
-Alpha 0.5's theory values (1024 Sobol points x 2 scramblings) are built in (THEORY_A05).
+and the tables, with the theory (reading the finished runs back, in seconds):
+
+    .venv/bin/python studies/mixture_clustered_sims.py --out /tmp/h22/runs_a05.csv \
+        --more /tmp/h22/runs_a05_extra.csv /tmp/h22/runs_a1.csv \
+        --theory /tmp/ctx/clcurve_0_*.csv
+
+Alpha 0.5's theory values (1024 Sobol points x 2 scramblings) are built in (THEORY_A05);
+--theory files replace them.
 """
 
 from __future__ import annotations

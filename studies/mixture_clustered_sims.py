@@ -30,11 +30,13 @@ session's, from /tmp/ctx/clcurve.sh, one per branch B = clustered, positional, s
         --starts positional,clustered,random --seeds 8 --out /tmp/h22/runs_a05_extra.csv
     .venv/bin/python studies/mixture_clustered_sims.py --alphas 1.0 --dims 500,1000 \
         --seeds 8 --out /tmp/h22/runs_a1.csv
+    .venv/bin/python studies/mixture_clustered_sims.py --alphas 1.0 --dims 2000 \
+        --starts positional,clustered --seeds 8 --out /tmp/h22/runs_a1_extra.csv
 
 and the tables, with the theory (reading the finished runs back, in seconds):
 
     .venv/bin/python studies/mixture_clustered_sims.py --out /tmp/h22/runs_a05.csv \
-        --more /tmp/h22/runs_a05_extra.csv /tmp/h22/runs_a1.csv \
+        --more /tmp/h22/runs_a05_extra.csv /tmp/h22/runs_a1.csv /tmp/h22/runs_a1_extra.csv \
         --theory /tmp/ctx/clcurve_0_*.csv
 
 Alpha 0.5's theory values (1024 Sobol points x 2 scramblings) are built in (THEORY_A05);

@@ -18,26 +18,25 @@ each seed's lowest clustered-ending run minus its lowest positional-ending run; 
 --theory FILE ..., every seed mean against the theory (CSV files of `attnphase theory
 --format csv --branch B`), flagged when |sim - theory| > 3 SE + 5% |theory|.
 
-Commands run (each under `flock /tmp/ctx/heavy.lock`; the theory files are the main
-session's, from /tmp/ctx/clcurve.sh, one per branch B = clustered, positional, semantic):
+Commands run (the theory files one per branch B = clustered, positional, semantic):
 
     .venv/bin/attnphase theory --alpha 0.25,0.5,0.75,1,1.25 --clusters 2 --cluster-norm 3 \
         --label-correlation 0 --branch B --points 1024 --randomisations 2 --format csv \
-        > /tmp/ctx/clcurve_0_B.csv
+        > clustered_sims/theory_B.csv
     .venv/bin/python studies/mixture_clustered_sims.py --alphas 0.5 --dims 500,1000 \
-        --seeds 8 --out /tmp/h22/runs_a05.csv
+        --seeds 8 --out clustered_sims/runs_a05.csv
     .venv/bin/python studies/mixture_clustered_sims.py --alphas 0.5 --dims 250,2000 \
-        --starts positional,clustered,random --seeds 8 --out /tmp/h22/runs_a05_extra.csv
+        --starts positional,clustered,random --seeds 8 --out clustered_sims/runs_a05_extra.csv
     .venv/bin/python studies/mixture_clustered_sims.py --alphas 1.0 --dims 500,1000 \
-        --seeds 8 --out /tmp/h22/runs_a1.csv
+        --seeds 8 --out clustered_sims/runs_a1.csv
     .venv/bin/python studies/mixture_clustered_sims.py --alphas 1.0 --dims 2000 \
-        --starts positional,clustered --seeds 8 --out /tmp/h22/runs_a1_extra.csv
+        --starts positional,clustered --seeds 8 --out clustered_sims/runs_a1_extra.csv
 
 and the tables, with the theory (reading the finished runs back, in seconds):
 
-    .venv/bin/python studies/mixture_clustered_sims.py --out /tmp/h22/runs_a05.csv \
-        --more /tmp/h22/runs_a05_extra.csv /tmp/h22/runs_a1.csv /tmp/h22/runs_a1_extra.csv \
-        --theory /tmp/ctx/clcurve_0_*.csv
+    .venv/bin/python studies/mixture_clustered_sims.py --out clustered_sims/runs_a05.csv \
+        --more clustered_sims/runs_a05_extra.csv clustered_sims/runs_a1.csv clustered_sims/runs_a1_extra.csv \
+        --theory clustered_sims/theory_*.csv
 
 Alpha 0.5's theory values (1024 Sobol points x 2 scramblings) are built in (THEORY_A05);
 --theory files replace them.

@@ -35,7 +35,8 @@ Commands run (the theory files one per branch B = clustered, positional, semanti
 and the tables, with the theory (reading the finished runs back, in seconds):
 
     .venv/bin/python studies/mixture_clustered_sims.py --out clustered_sims/runs_a05.csv \
-        --more clustered_sims/runs_a05_extra.csv clustered_sims/runs_a1.csv clustered_sims/runs_a1_extra.csv \
+        --more clustered_sims/runs_a05_extra.csv clustered_sims/runs_a1.csv \
+        clustered_sims/runs_a1_extra.csv \
         --theory clustered_sims/theory_*.csv
 
 Alpha 0.5's theory values (1024 Sobol points x 2 scramblings) are built in (THEORY_A05);

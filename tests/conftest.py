@@ -3,14 +3,25 @@ learning curves at their alphas, and the check that `attnphase simulate` and `at
 reject bad input."""
 
 import importlib
+import os
 from pathlib import Path
 
-import pandas as pd
-import pytest
-from typer.testing import CliRunner
+if "PYTEST_XDIST_WORKER" in os.environ:
+    # `make test` runs one xdist worker per core (pyproject addopts): one BLAS and torch thread
+    # each, set before numpy and torch start their thread pools; numba's below
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 
-from attnphase import ModelParams, learning_curve
-from attnphase.cli import app
+import numba  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from attnphase import ModelParams, learning_curve  # noqa: E402
+from attnphase.cli import app  # noqa: E402
+
+if "PYTEST_XDIST_WORKER" in os.environ:
+    numba.set_num_threads(1)  # not NUMBA_NUM_THREADS: test_threads.py still runs two
 
 DATA = Path(__file__).resolve().parent / "data"
 # Order used in the test suite; benchmarks/reference_deviation.py measures its accuracy.

@@ -111,6 +111,7 @@ def test_positional_start_beyond_the_branch_end_finishes_on_the_trivial_point():
     assert pos.q == pytest.approx(triv.q, rel=1e-4) and pos.V == pytest.approx(triv.V, rel=1e-4)
 
 
+@pytest.mark.slow
 def test_rank2_trivial_start_converges():
     """On the trivial manifold at r = 2 the fixed point is rotation invariant (q, V ~ I): the
     eigenvector frame of q is not used there (it rotated with the noise and the iteration
@@ -146,7 +147,7 @@ def test_cold_semantic_start_reports_theta_positive_with_matching_hats():
         (ModelParams(), 1.5, 4, None, 0.06),
         # L=3: 8 x 65536-point reference m = 0.2102, single-scrambling spread 9.7%
         (ModelParams(A=L3_A), 0.8, 5, 0.2102, 0.5),
-        (ModelParams(A=L3_A), 0.8, 16, 0.2102, 0.5),
+        pytest.param(ModelParams(A=L3_A), 0.8, 16, 0.2102, 0.5, marks=pytest.mark.slow),
     ],
     ids=["L2-seed4", "L3-seed5", "L3-seed16"],
 )

@@ -66,11 +66,13 @@ def test_d300_l3_semantic_eps_g_needs_the_positional_output_term():
     assert abs(e.sim - e.theory) > 3 * e.combined_err
 
 
+@pytest.mark.slow
 def test_two_encoding_directions_semantic_branch():
-    """Cheap (10-25 s): L=2 with orthogonal positions p_1 = u_1, p_2 = u_2 (C = I_2, K = 2) at
-    alpha 1.5, theory 3 x 1024 points. Here ||S C||^2 = ||S||^2 no longer cancels between the
-    tokens: the 1/d positional output term is 46% of eps_g and 45% of the training loss at
-    d = 300, 21% and 20% at d = 1000. Measured over three seed sets each:
+    """L=2 with orthogonal positions p_1 = u_1, p_2 = u_2 (C = I_2, K = 2) at alpha 1.5, theory
+    3 x 1024 points (17 s in one process: slow, for the default suite's budget). Here
+    ||S C||^2 = ||S||^2 no longer cancels between the tokens: the 1/d positional output term
+    is 46% of eps_g and 45% of the training loss at d = 300, 21% and 20% at d = 1000.
+    Measured over three seed sets each:
     - d = 1000, 4 seeds (0-3, 4-7, 8-11): every quantity within 3.5% of theory + term (q
       -3.5..+0.5%, theta -3.5..+0.8%, eps_g -2.0..+3.2%, training loss -1.5..+0.7%; M = (m1, m2)
       within 2.4 errors of 0); without the term eps_g is 23-30% and the loss 23-25% high.

@@ -130,7 +130,7 @@ def test_mean_rows_vanish_exactly_at_zero_mean_overlap(K):
         assert np.allclose(getattr(got, k), getattr(tied, k), rtol=1e-12), k
 
 
-@pytest.mark.parametrize("branch", ["semantic", "positional"])
+@pytest.mark.parametrize("branch", [pytest.param("semantic", marks=pytest.mark.slow), "positional"])
 def test_solver_gives_the_tied_fixed_point_and_its_mean_multiplier(branch):
     """K = 2, rho = 0.8, alpha 1.5, 512 points, tol 1e-8:
     - the cold start (m_mu = 0) ends at the tied general engine's fixed point on the same

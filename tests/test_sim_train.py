@@ -10,8 +10,8 @@ from attnphase.sim import SimConfig, SimulationWarning, simulate
 
 def test_lbfgs_and_long_gd_reach_the_same_minimum():
     base = dict(d=60, alpha=2.0, init="positional", n_test=200)
-    fast = simulate(SimConfig(**base, optimizer="lbfgs"), seeds=[0, 1])
-    gd = simulate(SimConfig(**base, optimizer="gd", lr=0.15, steps=20000), seeds=[0, 1])
+    fast = simulate(SimConfig(**base, optimizer="lbfgs"), seeds=[0])
+    gd = simulate(SimConfig(**base, optimizer="gd", lr=0.15, steps=20000), seeds=[0])
     for f, g in zip(fast, gd, strict=True):
         assert f.converged and g.converged
         assert g.train_loss == pytest.approx(f.train_loss, rel=1e-9)

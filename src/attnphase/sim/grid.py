@@ -4,21 +4,21 @@ worker processes.
 Thread counts are set only where the work runs: each worker process sets its own torch thread
 count once at start-up, and the serial path sets it for the duration of the call and restores
 the caller's count afterwards. Workers exit on their own when the process that started them
-dies (even by SIGKILL), so an interrupted grid never leaves idle processes behind.
+dies (even by SIGKILL; `attnphase.orphans`), so an interrupted grid never leaves idle processes
+behind.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import threading
-import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 
 import torch
 
+from ..orphans import die_with_parent
 from ..params import check_int
 from .run import SimConfig, SimResult, simulate
 
@@ -34,17 +34,10 @@ def torch_threads(n: int) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-def _exit_with_parent(parent: int, poll: float = 0.5) -> None:
-    while True:
-        if os.getppid() != parent:
-            os._exit(1)
-        time.sleep(poll)
-
-
 def _worker_init(threads: int, parent: int) -> None:
-    """Start-up of a worker process: its own thread count, and a watchdog on its parent."""
+    """Start-up of a worker process: die with the parent, then its own thread count."""
+    die_with_parent(parent)
     torch.set_num_threads(threads)
-    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
 
 
 def _run_one(job: tuple[SimConfig, list[int]]) -> list[SimResult]:

@@ -1,36 +1,31 @@
 """Where points are computed: in the caller's process, in local worker processes, or on Dask.
 
 All three run the same point function; they differ only in where. Workers die with their
-parent: local workers ask the Linux kernel for SIGKILL when their parent dies
-(prctl(PR_SET_PDEATHSIG)) and, on any system, a thread exits them once their parent is gone;
-Dask's own worker processes (LocalCluster) exit when the pipe to their parent closes
-(`distributed.process.AsyncProcess`), measured to happen within 0.5 s of a SIGKILL of the parent.
+parent: local workers through `attnphase.orphans` (the kernel's PR_SET_PDEATHSIG on Linux and
+a watchdog thread); Dask's own worker processes (LocalCluster) exit when the pipe to their
+parent closes (`distributed.process.AsyncProcess`), measured to happen within 0.5 s of a
+SIGKILL of the parent.
 Only workers limit torch to one thread (several share the cores); the serial backend leaves the
 caller's process as it was.
 """
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing as mp
 import os
-import signal
 import socket
 import struct
-import sys
-import threading
-import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
 
+from ..orphans import die_with_parent
 from .points import PointFunction, run_point
 from .store import SweepError
 
 BACKENDS = ("serial", "process", "dask")
 CONNECT_CHECK_SECONDS = 3.0  # TCP reachability of a Dask scheduler, before anything is created
 CLIENT_TIMEOUT_SECONDS = 10.0  # the Dask handshake once the port answers
-_PR_SET_PDEATHSIG = 1
 _MAX_HANDSHAKE = 1 << 26  # bytes: a Dask handshake frame is ~60
 
 Outcome = tuple[str, dict | None, str | None]
@@ -56,20 +51,9 @@ def run_in_worker(fn: PointFunction, kind: str, params: dict) -> Outcome:
     return run_point(fn, kind, params)
 
 
-def _exit_when_orphaned(parent_pid: int) -> None:
-    while True:
-        time.sleep(0.5)
-        if os.getppid() != parent_pid:
-            os._exit(1)
-
-
 def _worker_init(parent_pid: int) -> None:
-    """Initializer of a local worker: die with the parent (see the module docstring)."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent_pid:  # the parent died before prctl took effect
-        os._exit(1)
-    threading.Thread(target=_exit_when_orphaned, args=(parent_pid,), daemon=True).start()
+    """Initializer of a local worker: die with the parent (`attnphase.orphans`)."""
+    die_with_parent(parent_pid)
 
 
 class SerialBackend:

@@ -6,7 +6,12 @@ from attnphase import DEFAULT_ORDER, ModelParams, solve
 
 
 @pytest.mark.parametrize(
-    "branch, alpha", [("semantic", 1.25), ("positional", 0.5), ("positional", 2.0)]
+    "branch, alpha",
+    [
+        ("semantic", 1.25),
+        pytest.param("positional", 0.5, marks=pytest.mark.slow),
+        ("positional", 2.0),
+    ],
 )
 def test_default_order_meets_the_accuracy_targets(branch, alpha):
     p = ModelParams()

@@ -85,7 +85,7 @@ def test_rows_per_value_and_the_plot(monkeypatch, tmp_path):
     seen = {}
 
     def spy(p, values, **kw):
-        seen.update(kw, values=values)
+        seen.update(kw, values=values, p=p)
         return fake_table(p, values, **kw)
 
     monkeypatch.setattr(table, "transition_table", spy)
@@ -98,4 +98,7 @@ def test_rows_per_value_and_the_plot(monkeypatch, tmp_path):
     assert [r["lam"] for r in rows] == [0.01, 0.02, 0.03]
     assert rows[0]["spinodal_positional"] is None  # NaN as null
     assert seen["parameter"] == "lam" and seen["values"] == [0.01, 0.02, 0.03]
+    # the lines start from the middle value: started at the first, `--omega 0.02:0.5:25
+    # --lines alpha_c` found no alpha_c in the start scan at 0.02 and lost the whole line
+    assert seen["p"].lam == 0.02
     assert plot.stat().st_size > 5_000 and plot.with_suffix(".pdf").exists()

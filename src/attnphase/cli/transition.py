@@ -119,7 +119,7 @@ def transition(
 
     try:
         parameter, values, fixed = _varied(omega, sigma, lam)
-        model = {**fixed, parameter: values[0]}
+        model = {**fixed, parameter: values[len(values) // 2]}  # the lines start mid-range
         p = build_params(
             model["omega"], model["sigma"], model["lam"], A, rank, teacher_rank, encoding
         )

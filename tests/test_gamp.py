@@ -238,6 +238,7 @@ def test_iteration_limit_is_a_status():
     assert [s.iteration for s in res.history] == [0, 1, 2]
 
 
+@pytest.mark.slow
 def test_any_rank_and_length_reaches_a_critical_point():
     """L = 3, student rank 2, teacher rank 1 (alpha 2, d = 150, semantic start): GAMP converges
     to a critical point (autograd gradient 1e-6 of |lambda Qh|; measured 208 iterations)."""

@@ -146,7 +146,7 @@ def test_cold_semantic_start_reports_theta_positive_with_matching_hats():
         # L=2: l2 engine m = 0.2547, single-scrambling spread 1.1%
         (ModelParams(), 1.5, 4, None, 0.06),
         # L=3: 8 x 65536-point reference m = 0.2102, single-scrambling spread 9.7%
-        (ModelParams(A=L3_A), 0.8, 5, 0.2102, 0.5),
+        pytest.param(ModelParams(A=L3_A), 0.8, 5, 0.2102, 0.5, marks=pytest.mark.slow),
         pytest.param(ModelParams(A=L3_A), 0.8, 16, 0.2102, 0.5, marks=pytest.mark.slow),
     ],
     ids=["L2-seed4", "L3-seed5", "L3-seed16"],
@@ -164,6 +164,7 @@ def test_cold_positional_start_finds_the_branch(params, alpha, seed, exact, rel)
     assert res.m == pytest.approx(exact, rel=rel)
 
 
+@pytest.mark.slow
 def test_rank2_positional_start_converges_with_one_positional_column():
     """r = 2, L = 2, alpha 1.5: the positional fixed point has one positional column and one
     trivial one (any rank-one M is this up to a rotation of the columns). Left free, the trivial

@@ -51,11 +51,6 @@ def run_in_worker(fn: PointFunction, kind: str, params: dict) -> Outcome:
     return run_point(fn, kind, params)
 
 
-def _worker_init(parent_pid: int) -> None:
-    """Initializer of a local worker: die with the parent (`attnphase.orphans`)."""
-    die_with_parent(parent_pid)
-
-
 class SerialBackend:
     """Points computed one at a time in the caller's process."""
 
@@ -88,7 +83,7 @@ class ProcessBackend:
         return ProcessPoolExecutor(
             self.capacity,
             mp_context=mp.get_context("spawn"),
-            initializer=_worker_init,
+            initializer=die_with_parent,
             initargs=(os.getpid(),),
         )
 

@@ -19,6 +19,9 @@ from attnphase.theory.l2.prox import prox
 
 P = ModelParams()
 GENERAL_MOMENTS = ("ff", "Ma", "yf", "fxi", "M", "ell_prox", "ell_free")
+pytestmark = pytest.mark.skipif(
+    numba.config.NUMBA_NUM_THREADS < 2, reason="numba was started with one thread"
+)
 
 
 def on_threads(n: int, fn):
@@ -29,11 +32,6 @@ def on_threads(n: int, fn):
         return fn()
     finally:
         numba.set_num_threads(before)
-
-
-pytestmark = pytest.mark.skipif(
-    numba.config.NUMBA_NUM_THREADS < 2, reason="numba was started with one thread"
-)
 
 
 def test_general_channel_global_prox_kernel():

@@ -18,8 +18,9 @@ import time
 import numpy as np
 from scipy.optimize import minimize
 
-from attnphase import DEFAULT_ORDER, ModelParams, learning_curve
+from attnphase import GaussHermite, ModelParams, learning_curve
 from attnphase.quadrature import gauss_hermite
+from attnphase.theory import DEFAULT_ORDER
 from attnphase.theory.l2.channel import ChannelIntegrator
 from attnphase.theory.l2.softmax2 import prox_objective, target_centres
 
@@ -92,7 +93,7 @@ def main() -> None:
     t = time.perf_counter()
     iters = 0
     for branch in ("semantic", "positional"):
-        res = learning_curve(alphas, p, branch=branch, order=order)
+        res = learning_curve(alphas, p, branch=branch, method=GaussHermite(order))
         iters += sum(r.iterations for r in res)
         ok = sum(r.converged for r in res)
         on = sum(r.kind == branch for r in res)

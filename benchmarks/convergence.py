@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from attnphase import ModelParams, solve
+from attnphase import GaussHermite, ModelParams, solve
 
 FINEST = (128, 32)
 CHECK = (96, 24)
@@ -24,7 +24,7 @@ def study(alpha: float, branch: str, orders, p: ModelParams) -> None:
     rows = {}
     for order in [*orders, CHECK, FINEST]:
         t = time.perf_counter()
-        r = solve(alpha, p, init=branch, order=order, tol=1e-8, strict=True)
+        r = solve(alpha, p, branch=branch, method=GaussHermite(order), tol=1e-8, strict=True)
         assert r.kind == branch, (alpha, branch, order, r.kind)
         rows[order] = (r, time.perf_counter() - t)
     ref = rows[FINEST][0]

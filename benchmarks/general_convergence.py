@@ -1,6 +1,6 @@
 """Convergence of the general engine (THEORY.md §7.5-§7.6) in the number of points per scrambling.
 
-For each case and point count, one `solve_general` with R = `--randomisations` scramblings and
+For each case and point count, one QMC `solve` with R = `--randomisations` scramblings and
 its wall time; row i uses seeds R i, ..., R i + R - 1, so the rows are independent (with the same
 seeds in every row, one unlucky draw of scramblings would repeat down the table: nested Sobol
 sequences). For q, the order parameter (theta on the semantic branch, |m| on the positional one;
@@ -42,8 +42,7 @@ from pathlib import Path
 import numpy as np
 from scipy import special, stats
 
-from attnphase import ModelParams, solve
-from attnphase.theory.general.engine import solve_general
+from attnphase import QMC, GaussHermite, ModelParams, solve
 
 # the cases (parameters, branch, alpha, start) and the stored L=3 references
 _spec = importlib.util.spec_from_file_location(
@@ -67,15 +66,12 @@ REFERENCE_SEED = 1000
 
 
 def solve_case(case, points: int, randomisations: int, seed: int = 0):
-    cold = case.start is None
-    return solve_general(
+    return solve(
         case.alpha,
         case.params,
-        init=case.branch if cold else case.start,
-        branch=None if cold else case.branch,
-        points=points,
-        randomisations=randomisations,
-        seed=seed,
+        branch=case.branch,
+        start=case.start,
+        method=QMC(points, randomisations, seed),
     )
 
 
@@ -90,8 +86,12 @@ def values_of(res, branch: str) -> tuple[dict[str, float], dict[str, float]]:
 
 def l2_reference(case) -> tuple[dict[str, float], dict[str, float], str]:
     """The exact engine at order (128, 32); uncertainty: its difference from order (64, 24)."""
-    fine = solve(case.alpha, case.params, init=case.branch, order=(128, 32), tol=1e-10)
-    default = solve(case.alpha, case.params, init=case.branch, order=(64, 24), tol=1e-10)
+    fine = solve(
+        case.alpha, case.params, branch=case.branch, method=GaussHermite((128, 32)), tol=1e-10
+    )
+    default = solve(
+        case.alpha, case.params, branch=case.branch, method=GaussHermite((64, 24)), tol=1e-10
+    )
     assert fine.kind == case.branch == default.kind, (fine.kind, default.kind)
 
     def pick(r):

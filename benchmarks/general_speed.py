@@ -3,10 +3,10 @@
 Per case, at the point count that gives about 1e-3 relative accuracy with R = 4 scramblings
 (measured in docs/general-engine-accuracy.md, `benchmarks/general_convergence.py`):
 
-- cold: `solve_general` (after a 64-point solve that compiles the numba kernels) from the
-  branch's start (damped stage on points/8, then Anderson);
+- cold: `solve` with a `QMC` method (after a 64-point solve that compiles the numba kernels)
+  from the branch's start (damped stage on points/8, then Anderson);
 - warm: the next alpha (+0.1) on the same scramblings, started from the cold fixed point, as
-  along a learning curve (`general_learning_curve`);
+  along a learning curve (`learning_curve`);
 - where the time goes: the share of the cold solve spent in the global prox (cProfile);
 - L=2: the exact l2 engine on the same point of the same branch, run in the same process, and
   the ratio of the two.
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnphase import ModelParams, solve
-from attnphase.theory.general.engine import make_channels, solve_general
+from attnphase import QMC, ModelParams, solve
+from attnphase.theory.general.engine import make_channels, solve_qmc
 
 L3 = ModelParams(A=(np.full((3, 3), 0.2) + 0.4 * np.eye(3)).tolist())
 
@@ -60,20 +60,21 @@ def prox_share(profile: cProfile.Profile) -> float:
 
 def run(name: str, case: Case, scale: float) -> None:
     points = max(int(case.points * scale), 64)
-    solve_general(case.alpha, case.params, init=case.branch, points=64, randomisations=1)  # JIT
-    channels = make_channels(case.params, points, 4)
+    solve_qmc(case.alpha, case.params, None, case.branch, QMC(64, 1))  # JIT
+    channels = make_channels(case.params, QMC(points, 4))
     profile = cProfile.Profile()
     t0 = time.perf_counter()
     profile.enable()
-    cold = solve_general(case.alpha, case.params, init=case.branch, channels=channels)
+    cold = solve_qmc(case.alpha, case.params, None, case.branch, QMC(), channels=channels)
     profile.disable()
     t_cold = time.perf_counter() - t0
     t0 = time.perf_counter()
-    warm = solve_general(
+    warm = solve_qmc(
         case.alpha + 0.1,
         case.params,
-        init=cold.solutions[0].overlaps,
-        branch=case.branch,
+        cold.solutions[0].overlaps,
+        case.branch,
+        QMC(),
         channels=channels,
     )
     t_warm = time.perf_counter() - t0
@@ -84,7 +85,7 @@ def run(name: str, case: Case, scale: float) -> None:
     )
     if case.params.L == 2 and case.params.rank == 1:
         t0 = time.perf_counter()
-        exact = solve(case.alpha, case.params, init=case.branch)
+        exact = solve(case.alpha, case.params, branch=case.branch)
         t_l2 = time.perf_counter() - t0
         line += f"  l2 {t_l2:5.1f} s ({exact.kind}): general/l2 = {t_cold / t_l2:.1f}"
     print(line, flush=True)

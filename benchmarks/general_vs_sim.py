@@ -55,7 +55,7 @@ import torch
 
 from attnphase.params import ModelParams
 from attnphase.sim import SimConfig, simulate
-from attnphase.theory.general.engine import GeneralResult, solve_general
+from attnphase.theory import QMC, TheoryResult, solve
 from attnphase.theory.general.finite_d import positional_output_correction
 from attnphase.theory.overlaps import MatrixOverlaps
 
@@ -82,28 +82,24 @@ class Case:
     start: tuple | None = None
     own_kind: str | None = None
 
-    def theory(self, points: int, randomisations: int) -> GeneralResult:
+    def theory(self, points: int, randomisations: int) -> TheoryResult:
         """The theory point the simulations are compared with."""
-        init, branch = self.target, None
+        start = None
         if self.start is not None:
-            init = MatrixOverlaps(*(np.atleast_2d(np.asarray(x, dtype=float)) for x in self.start))
-            branch = self.target
-        return solve_general(
+            start = MatrixOverlaps(*(np.atleast_2d(np.asarray(x, dtype=float)) for x in self.start))
+        return solve(
             self.alpha,
             self.params,
-            init=init,
-            branch=branch,
-            points=points,
-            randomisations=randomisations,
+            branch=self.target,
+            start=start,
+            method=QMC(points, randomisations),
         )
 
-    def own_start(self, points: int, randomisations: int) -> GeneralResult | None:
+    def own_start(self, points: int, randomisations: int) -> TheoryResult | None:
         """The engine's own `init` start, when the compared theory point comes from elsewhere."""
         if self.start is None and self.init == self.target:
             return None
-        return solve_general(
-            self.alpha, self.params, init=self.init, points=points, randomisations=randomisations
-        )
+        return solve(self.alpha, self.params, branch=self.init, method=QMC(points, randomisations))
 
 
 def _mixed_start(q1: float, m: float, theta: float) -> tuple:
@@ -164,7 +160,7 @@ def invariants(q, M, theta) -> dict[str, float]:
     return out
 
 
-def theory_rows(res: GeneralResult) -> dict[str, list[float]]:
+def theory_rows(res: TheoryResult) -> dict[str, list[float]]:
     """Per-scrambling invariants and observables of a general-engine result."""
     rows: dict[str, list[float]] = {}
     for s in res.solutions:
@@ -236,7 +232,7 @@ class Row:
         return abs(self.deviation) <= tol
 
 
-def compare(name: str, theory: GeneralResult, sims, *, correct: bool = True) -> list[Row]:
+def compare(name: str, theory: TheoryResult, sims, *, correct: bool = True) -> list[Row]:
     th, sm = theory_rows(theory), sim_rows(sims)
     d = sims[0].d
     extra = positional_output_correction(theory, d) if correct else {}
@@ -260,7 +256,7 @@ def run_case(name: str, case: Case, d: int, seeds: int, points: int, randomisati
     return compare(name, theory, sims), theory, other, sims, (t_theory, t_sim)
 
 
-def describe(res: GeneralResult) -> str:
+def describe(res: TheoryResult) -> str:
     """Kind, overlaps and the identity R/d = -Phi of a theory point (one line)."""
     if not res.values:
         return f"no fixed point ({res.status})"

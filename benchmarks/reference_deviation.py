@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnphase import ModelParams, learning_curve
+from attnphase import GaussHermite, ModelParams, learning_curve
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 CONVERGED, CHECK, TEST = (96, 24), (64, 24), (32, 12)
@@ -45,8 +45,8 @@ def _record(r, branch: str) -> dict:
         theta=r.theta,
         mse=r.mse,
         Phi=r.phi,
-        n_xi=r.order[0],
-        n_y=r.order[1],
+        n_xi=r.method.order[0],
+        n_y=r.method.order[1],
     )
 
 
@@ -61,7 +61,7 @@ def main() -> None:
         for order in (CONVERGED, CHECK, TEST):
             t0 = time.perf_counter()
             curve = learning_curve(
-                ref["alpha"].to_numpy(), ModelParams(), branch=branch, order=order
+                ref["alpha"].to_numpy(), ModelParams(), branch=branch, method=GaussHermite(order)
             )
             solved[order] = [_record(r, branch) for r in curve]
             print(f"{branch} {order}: {time.perf_counter() - t0:.0f} s", flush=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from attnphase import ModelParams, find_transitions
+from attnphase import GaussHermite, ModelParams, find_transitions
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -28,21 +28,17 @@ def main() -> None:
     ap.add_argument("--alpha-max", type=float, default=2.5)
     ap.add_argument("--num", type=int, default=24)
     args = ap.parse_args()
-    kw = dict(
-        alpha_min=args.alpha_min,
-        alpha_max=args.alpha_max,
-        num=args.num,
-        order=args.order,
-        check_order=args.check_order,
-    )
-    print(", ".join(f"{k}={v}" for k, v in kw.items()))
+    kw = dict(alpha_min=args.alpha_min, alpha_max=args.alpha_max, num=args.num)
+    shown = dict(kw, order=args.order, check_order=args.check_order)
+    print(", ".join(f"{k}={v}" for k, v in shown.items()))
+    method = GaussHermite(args.order, args.check_order)
     print(
         "omega  alpha_c  alpha_c_err  alpha_l  alpha_l_err  spin_sem  spin_pos  wall_s  cpu_s"
         "  interpolated"
     )
     for omega in (float(w) for w in args.omegas.split(",")):
         t0, c0 = time.perf_counter(), time.process_time()
-        t = find_transitions(ModelParams(omega=omega), **kw)
+        t = find_transitions(ModelParams(omega=omega), method=method, **kw)
         secs, cpu = time.perf_counter() - t0, time.process_time() - c0
         print(
             f"{omega:<6g} {t.alpha_c:.4f}   {t.alpha_c_err:.4f}       {t.alpha_l:.4f}   "

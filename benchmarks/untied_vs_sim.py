@@ -22,10 +22,9 @@ import argparse
 import numpy as np
 import torch
 
-from attnphase import ModelParams
+from attnphase import QMC, ModelParams, Untied, solve
 from attnphase.sim import SimConfig, simulate
-from attnphase.theory import general_learning_curve, solve_general
-from attnphase.theory.general.engine import make_channels
+from attnphase.theory.general.engine import make_channels, qmc_curve
 
 NAMES = {
     "semantic": ("train_loss", "test_error", "q_query", "q_key", "theta_query", "theta_key"),
@@ -35,13 +34,13 @@ NAMES = {
 
 def compare(alphas, seeds: int, points: int, d: int) -> None:
     torch.set_num_threads(1)
-    p = ModelParams(omega=0.3, sigma=0.5, lam=0.01)
+    p = ModelParams(omega=0.3, sigma=0.5, lam=0.01, variant=Untied())
     print(
         f"{'branch':<11}{'alpha':>6} {'name':<12}{'theory':>22}{'simulation':>22}{'SE':>7}{'%':>7}"
     )
     for branch, names in NAMES.items():
         for alpha in alphas:
-            th = solve_general(alpha, p, init=branch, untied=True, points=points, randomisations=2)
+            th = solve(alpha, p, branch=branch, method=QMC(points, 2))
             row = th.as_dict()
             cfg = SimConfig(d=d, alpha=alpha, omega=p.omega, init=branch, untied=True)
             sims = simulate(cfg, seeds=list(range(seeds)))
@@ -62,10 +61,10 @@ def compare(alphas, seeds: int, points: int, d: int) -> None:
 def crossing(grid: str, points: int) -> None:
     lo, hi, n = grid.split(":")
     alphas = np.linspace(float(lo), float(hi), int(n)).round(6).tolist()
-    p = ModelParams(omega=0.3, sigma=0.5, lam=0.01)
-    channels = make_channels(p, points, 2, untied=True)
+    p = ModelParams(omega=0.3, sigma=0.5, lam=0.01, variant=Untied())
+    channels = make_channels(p, QMC(points, 2))
     curves = {
-        b: general_learning_curve(alphas, p, branch=b, channels=channels, untied=True)
+        b: qmc_curve(alphas, p, b, QMC(points, 2), channels=channels)
         for b in ("semantic", "positional")
     }
     diff = []
@@ -82,9 +81,9 @@ def crossing(grid: str, points: int) -> None:
 
 
 def balance(points: str) -> None:
-    p = ModelParams(omega=0.3, sigma=0.5, lam=0.01)
+    p = ModelParams(omega=0.3, sigma=0.5, lam=0.01, variant=Untied())
     for n in (int(x) for x in points.split(",")):
-        r = solve_general(2.0, p, init="positional", untied=True, points=n, randomisations=4)
+        r = solve(2.0, p, branch="positional", method=QMC(n, 4))
         row = r.as_dict()
         print(
             f"points {n:>6}: q_query {row['q_query']:.5f} +- {row['q_query_err']:.1e}, "

@@ -91,7 +91,7 @@ def main() -> None:
     numba.set_num_threads(1)
     p = ModelParams()
     DOCS.mkdir(exist_ok=True)
-    refs = {a: solve(a, p, init="semantic").as_dict() for a in ALPHAS}
+    refs = {a: solve(a, p, branch="semantic").as_dict() for a in ALPHAS}
     done, t0 = load_runs(RUNS, RUN_KEY), time.perf_counter()
     for d in SIZES:  # d = 10000 last
         for alpha in ALPHAS:

@@ -71,7 +71,7 @@ def endpoints_vs_solve(p: ModelParams, recs: list[dict]) -> list[dict]:
     relative difference of the mean."""
     out = []
     for init in INITS:
-        ref = solve(ALPHA, p, init=init).as_dict()
+        ref = solve(ALPHA, p, branch=init).as_dict()
         for d in SIZES:
             sub = [r for r in recs if r["init"] == init and r["d"] == d]
             if not sub:

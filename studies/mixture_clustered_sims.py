@@ -61,7 +61,7 @@ from attnphase.sim.run import mixture_means
 STARTS = ("semantic", "positional", "random", "clustered")
 METRICS = ("train_loss", "test_error", "m", "theta", "q", "abs_cluster_m")
 # Theory at alpha 0.5 (omega 0.3, sigma 0.5, lambda 0.01, K 2, rho 0, N 3), from the main
-# developer's solve_general run (1024 Sobol points x 2 scramblings).
+# developer's QMC solve run (`solve`, method QMC(1024, 2): 1024 Sobol points x 2 scramblings).
 THEORY_A05 = {
     "clustered": dict(
         train_loss=0.001132,

@@ -22,14 +22,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from attnphase import ModelParams
-from attnphase.theory.general.engine import (
-    GeneralMap,
-    _Layout,
-    make_channels,
-    solve_general,
-)
-from attnphase.theory.general.mixture import Mixture
+from attnphase import QMC, Mixture, ModelParams, solve
+from attnphase.theory.general.engine import GeneralMap, _Layout, make_channels
 from attnphase.theory.iterate import iterate
 
 
@@ -65,12 +59,15 @@ def main() -> None:
     p = ModelParams()
     floats = lambda text: [float(v) for v in text.split(",") if v]  # noqa: E731
     print("branch      alpha   rho    N   order  multiplier  m_mu held: pull G", flush=True)
-    layout = _Layout(1, p.K, 1, means=1)
+    base = Mixture(2, 0.0, 1.0)
+    layout = _Layout(1, p.K, 1, base)  # one mean row (K = 2 clusters)
     for branch in ("semantic", "positional"):
         for alpha in floats(args.alphas):
-            base = Mixture(2, 0.0, 1.0)
-            res = solve_general(
-                alpha, p, init=branch, points=args.points, randomisations=1, mixture=base
+            res = solve(
+                alpha,
+                dataclasses.replace(p, variant=base),
+                branch=branch,
+                method=QMC(args.points, 1),
             )
             if not res.converged:
                 print(f"{branch:<10} {alpha:5.2f}  {res.status}", flush=True)
@@ -79,9 +76,11 @@ def main() -> None:
             order = abs(o.M[0, 0]) if branch == "positional" else o.theta[0, 0]
             for rho in floats(args.rhos):
                 for norm in floats(args.norms):
-                    mix = Mixture(2, rho, norm)
-                    channels = make_channels(p, args.points, 1, mixture=mix)
-                    fmap = GeneralMap(alpha, p, channels[0], layout.free_means(layout.mask(branch)))
+                    pm = dataclasses.replace(p, variant=Mixture(2, rho, norm))
+                    channels = make_channels(pm, QMC(args.points, 1))
+                    fmap = GeneralMap(
+                        alpha, pm, channels[0], layout.free_means(layout.mask(branch))
+                    )
                     M = o.M.copy()
                     M[1, 0] = args.eps
                     fx, _ = fmap.step(layout.pack(dataclasses.replace(o, M=M)))

@@ -31,7 +31,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     p = ModelParams()
-    r = solve(args.alpha, p, init=args.branch)
+    r = solve(args.alpha, p, branch=args.branch)
     one = lambda x: np.array([[x]])  # noqa: E731
     o = MatrixOverlaps(one(r.q), one(r.m), one(r.theta), one(r.V))
     print(

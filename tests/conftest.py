@@ -17,7 +17,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from attnphase import ModelParams, learning_curve  # noqa: E402
+from attnphase import GaussHermite, ModelParams, learning_curve  # noqa: E402
 from attnphase.cli import app  # noqa: E402
 
 if "PYTEST_XDIST_WORKER" in os.environ:
@@ -41,7 +41,12 @@ def reference_curves():
         ref = reference_table(branch)
         out[branch] = (
             ref,
-            learning_curve(ref["alpha"].to_numpy(), ModelParams(), branch=branch, order=TEST_ORDER),
+            learning_curve(
+                ref["alpha"].to_numpy(),
+                ModelParams(),
+                branch=branch,
+                method=GaussHermite(TEST_ORDER),
+            ),
         )
     return out
 
@@ -50,9 +55,8 @@ def reference_curves():
 ENTRY_POINTS = [
     ("attnphase.sim", "run_grid"),
     ("attnphase.sim.grid", "simulate"),
-    ("attnphase.cli.simulate", "branch_curves"),
-    ("attnphase.cli.simulate", "theory_curves"),
-    ("attnphase.cli.theory", "theory_curves"),
+    ("attnphase.cli.simulate", "learning_curves"),
+    ("attnphase.cli.theory", "learning_curves"),
 ]
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from attnphase import Mixture, Untied
+
 TABLE = Path(__file__).parent / "data" / "regression_table.json"
 # the slowest points (20-160 s each on the 2-core machine); `pytest -m slow` runs them
 SLOW = (
@@ -56,50 +58,42 @@ def record(res, errors: bool = False) -> dict[str, float]:
 
 
 def _exact(alpha, branch, **model):
-    from attnphase import ModelParams, solve
+    from attnphase import GaussHermite, ModelParams, solve
 
-    return record(solve(alpha, ModelParams(**model), init=branch, order=ORDER))
+    return record(solve(alpha, ModelParams(**model), branch=branch, method=GaussHermite(ORDER)))
 
 
 def _exact_curve(branch, alphas, **model):
-    from attnphase import ModelParams, learning_curve
+    from attnphase import GaussHermite, ModelParams, learning_curve
 
-    curve = learning_curve(alphas, ModelParams(**model), branch=branch, order=ORDER)
+    curve = learning_curve(alphas, ModelParams(**model), branch=branch, method=GaussHermite(ORDER))
     return {f"{k}@{r.alpha}": v for r in curve for k, v in record(r).items()}
 
 
-def _qmc(alpha, branch, untied=False, mixture=None, **model):
-    from attnphase import ModelParams, solve_general
-    from attnphase.theory import Mixture
+def _qmc(alpha, branch, variant=None, **model):
+    from attnphase import QMC, ModelParams, solve
 
-    mix = None if mixture is None else Mixture(**mixture)
-    res = solve_general(
-        alpha,
-        ModelParams(**model),
-        init=branch,
-        points=POINTS,
-        randomisations=2,
-        untied=untied,
-        mixture=mix,
-    )
+    p = ModelParams(**model) if variant is None else ModelParams(**model, variant=variant)
+    res = solve(alpha, p, branch=branch, method=QMC(POINTS, 2))
     return record(res, errors=True)
 
 
 def _qmc_curve(branch, alphas, **model):
-    from attnphase import ModelParams
-    from attnphase.theory import general_learning_curve
+    from attnphase import QMC, ModelParams, learning_curve
 
-    curve = general_learning_curve(
-        alphas, ModelParams(**model), branch=branch, points=POINTS, randomisations=2
-    )
+    curve = learning_curve(alphas, ModelParams(**model), branch=branch, method=QMC(POINTS, 2))
     return {f"{k}@{r.alpha}": v for r in curve for k, v in record(r).items()}
 
 
 def _transitions(omega):
-    from attnphase import ModelParams, find_transitions
+    from attnphase import GaussHermite, ModelParams, find_transitions
 
     t = find_transitions(
-        ModelParams(omega=omega), alpha_min=0.3, alpha_max=2.5, num=12, order=(24, 8)
+        ModelParams(omega=omega),
+        alpha_min=0.3,
+        alpha_max=2.5,
+        num=12,
+        method=GaussHermite((24, 8)),
     )
     keys = ("alpha_c", "alpha_c_err", "alpha_l", "alpha_l_err")
     keys += ("spinodal_semantic", "spinodal_positional")
@@ -150,15 +144,11 @@ REGRESSION_POINTS: dict[str, Callable[[], dict[str, float]]] = {
     "qmc/L2/rank2/semantic/a1.5": lambda: _qmc(1.5, "semantic", rank=2),
     "qmc/L2/rank2/mixed/a1.0": lambda: _qmc(1.0, "mixed", rank=2),
     # untied query and key
-    "qmc/untied/semantic/a1.5": lambda: _qmc(1.5, "semantic", untied=True),
-    "qmc/untied/positional/a1.0": lambda: _qmc(1.0, "positional", untied=True),
+    "qmc/untied/semantic/a1.5": lambda: _qmc(1.5, "semantic", Untied()),
+    "qmc/untied/positional/a1.0": lambda: _qmc(1.0, "positional", Untied()),
     # correlated tokens
-    "qmc/mixture/semantic/a1.0": lambda: _qmc(
-        1.0, "semantic", mixture=dict(clusters=2, label_correlation=0.5, cluster_norm=1.0)
-    ),
-    "qmc/mixture/clustered/a0.5": lambda: _qmc(
-        0.5, "clustered", mixture=dict(clusters=3, label_correlation=0.0, cluster_norm=3.0)
-    ),
+    "qmc/mixture/semantic/a1.0": lambda: _qmc(1.0, "semantic", Mixture(2, 0.5, 1.0)),
+    "qmc/mixture/clustered/a0.5": lambda: _qmc(0.5, "clustered", Mixture(3, 0.0, 3.0)),
     # transitions at two omegas
     "transitions/omega0.3": lambda: _transitions(0.3),
     "transitions/omega0.2": lambda: _transitions(0.2),

@@ -2,7 +2,8 @@
 
 import pytest
 
-from attnphase import DEFAULT_ORDER, ModelParams, solve
+from attnphase import GaussHermite, ModelParams, solve
+from attnphase.theory import DEFAULT_ORDER
 
 
 @pytest.mark.parametrize(
@@ -15,8 +16,10 @@ from attnphase import DEFAULT_ORDER, ModelParams, solve
 )
 def test_default_order_meets_the_accuracy_targets(branch, alpha):
     p = ModelParams()
-    coarse = solve(alpha, p, init=branch, order=DEFAULT_ORDER, tol=1e-8, strict=True)
-    fine = solve(alpha, p, init=branch, order=(128, 32), tol=1e-8, strict=True)
+    coarse = solve(
+        alpha, p, branch=branch, method=GaussHermite(DEFAULT_ORDER), tol=1e-8, strict=True
+    )
+    fine = solve(alpha, p, branch=branch, method=GaussHermite((128, 32)), tol=1e-8, strict=True)
     for key in ("q", "V", "test_error"):
         assert getattr(coarse, key) == pytest.approx(getattr(fine, key), rel=1e-3), key
     if branch == "semantic":

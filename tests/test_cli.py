@@ -184,8 +184,8 @@ def test_simulation_overlay_returns_the_plotted_summary(tmp_path):
 
 # Every library entry point a command calls; reaching one during a rejected call fails the test.
 ENTRY_POINTS = [
-    ("attnphase.cli.theory", "theory_curves"),
-    ("attnphase.cli.simulate", "branch_curves"),
+    ("attnphase.cli.theory", "learning_curves"),
+    ("attnphase.cli.simulate", "learning_curves"),
     ("attnphase.transitions", "find_transitions"),
     ("attnphase.sim", "run_grid"),
     ("attnphase.sim.grid", "simulate"),
@@ -391,7 +391,7 @@ def test_simulate_failed_plot_keeps_the_printed_table(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(attnphase.plots, "simulation_overlay", broken)
-    monkeypatch.setattr(attnphase.cli.simulate, "branch_curves", lambda *a, **k: [])
+    monkeypatch.setattr(attnphase.cli.simulate, "learning_curves", lambda *a, **k: [])
     args = [*SIM, "--init", "positional", "--seeds", "2", "--n-test", "50", "--format", "json"]
     res = runner.invoke(app, [*args, "--plot", str(tmp_path / "fig.png")])
     assert res.exit_code == 1
@@ -428,7 +428,7 @@ def test_run_demo_writes_each_table_before_its_figure(tmp_path, monkeypatch):
 
     rows = [{"branch": "semantic", "alpha": a, "theta": 0.1 * a} for a in (0.1, 1.05, 2.0)]
     fake = [SimpleNamespace(as_dict=lambda r=r: r) for r in rows]
-    monkeypatch.setattr(attnphase.theory, "branch_curves", lambda alphas, *a, **k: fake)
+    monkeypatch.setattr(attnphase.theory, "learning_curves", lambda alphas, *a, **k: fake)
 
     def broken(*args, **kwargs):
         raise OSError("disk full")

@@ -126,20 +126,20 @@ def test_the_semantic_branch_ends_where_the_trivial_point_loses_stability():
     near the end the damped iteration contracts theta by only ~1 - 0.2 |lambda| per step."""
     import warnings
 
-    from attnphase import ModelParams, solve
+    from attnphase import GaussHermite, ModelParams, solve
     from attnphase.transitions.l2_lines import L2Lines, parameter_path, transition_lines
 
     p = ModelParams()
     (end,) = transition_lines(p, [0.3], names=["spinodal_semantic"])["spinodal_semantic"]
     assert end.status == "converged (bifurcation, t -> 0)"
-    system = L2Lines(parameter_path(p)).fold("semantic", 0.3, end.t)
+    system = L2Lines(parameter_path(p), GaussHermite()).fold("semantic", 0.3, end.t)
     eig = np.linalg.eigvals(system.state_jacobian(end.z))
     assert np.min(np.abs(eig)) < 1e-6, eig
     assert np.sort(np.abs(eig))[1] > 0.1  # one zero mode, not a singular map
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        above = solve(end.alpha + 0.01, p, init="semantic")
-        below = solve(end.alpha - 0.01, p, init="semantic")
+        above = solve(end.alpha + 0.01, p, branch="semantic")
+        below = solve(end.alpha - 0.01, p, branch="semantic")
     assert above.kind == "semantic" and above.theta > 0.01
     assert below.kind == "trivial"
     assert abs(end.alpha - 0.720) < 0.005
@@ -290,10 +290,10 @@ def test_the_l2_alpha_c_corrector_stops_at_the_jump_next_to_its_root_at_omega_01
     evaluations, where the rule now stops after 53). It now stops here: measured 26
     evaluations, alpha moved by < 1e-9; bounds 60 evaluations and 1e-7 (alpha_c's error at
     this order is ~1e-3)."""
-    from attnphase import ModelParams
+    from attnphase import GaussHermite, ModelParams
     from attnphase.transitions.l2_lines import L2Lines, parameter_path
 
-    system = L2Lines(parameter_path(ModelParams())).crossing(0.12)
+    system = L2Lines(parameter_path(ModelParams()), GaussHermite()).crossing(0.12)
     z = np.array(Z_ALPHA_C_012)
     up = z.copy()
     up[3] += 2e-8

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from attnphase.params import ModelParams
-from attnphase.theory.general.engine import _Layout, make_channels, solve_general
+from attnphase.theory import QMC
+from attnphase.theory.general.engine import _Layout, make_channels, solve_qmc
 from attnphase.theory.overlaps import MatrixOverlaps
 from attnphase.transitions.continuation import LineFollower, LinePoint
 from attnphase.transitions.general_lines import (
@@ -30,10 +31,11 @@ FAST_POINTS = 512
 def semantic_fixed_point():
     """The semantic fixed point at L = 2, omega 0.3, alpha 1.5 on one scrambling."""
     p = ModelParams(omega=0.3)
-    channels = make_channels(p, FAST_POINTS, 1)
+    method = QMC(FAST_POINTS, 1)
+    channels = make_channels(p, method)
     near = [[0.08]], [[0.0]], [[0.12]], [[17.0]]  # q, M, theta, V near the fixed point
     start = MatrixOverlaps(*(np.array(v) for v in near))
-    res = solve_general(1.5, p, init=start, branch="semantic", channels=channels)
+    res = solve_qmc(1.5, p, start, "semantic", method, channels=channels)
     assert res.converged
     return p, channels[0], _Layout(1, 1, 1).pack(res.solutions[0].overlaps), res.solutions[0]
 
@@ -76,7 +78,7 @@ def test_branch_map_is_off_domain_where_collapsed_or_inadmissible(semantic_fixed
 
 def test_a_line_ends_with_its_reason_and_the_mean_over_scramblings_says_why():
     p = ModelParams(omega=0.3)
-    lines = GeneralLines(parameter_path(p), FAST_POINTS, 2, 0)
+    lines = GeneralLines(parameter_path(p), QMC(FAST_POINTS, 2, 0), 0)
     # theta held below the collapse threshold: the fold system is off its branch at once
     follower = LineFollower(
         lambda s: lines.fold("semantic", s, 1e-6),
@@ -105,7 +107,7 @@ def test_general_lines_reject_unknown_names_and_bad_windows():
     with pytest.raises(ValueError, match="alpha_min"):
         general_transition_lines(p, [0.3], alpha_min=2.0, alpha_max=1.0)
     with pytest.raises(ValueError, match="scrambling"):
-        GeneralLines(parameter_path(p), FAST_POINTS, 2, 2)
+        GeneralLines(parameter_path(p), QMC(FAST_POINTS, 2), 2)
 
 
 @pytest.mark.slow
@@ -120,8 +122,7 @@ def test_general_lines_at_l2_agree_with_the_exact_engines_lines():
     general = general_transition_lines(
         p,
         omegas,
-        points=2048,
-        randomisations=3,
+        method=QMC(2048, 3),
         alpha_min=window[0],
         alpha_max=window[1],
         scan_num=8,
@@ -150,8 +151,7 @@ def test_l3_alpha_c_line_continues_from_the_scan_value():
     line = general_transition_lines(
         p,
         [0.3, 0.32],
-        points=2048,
-        randomisations=2,
+        method=QMC(2048, 2),
         alpha_min=0.3,
         alpha_max=0.5,
         scan_num=3,

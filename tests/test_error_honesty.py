@@ -1,6 +1,6 @@
 """The general engine's error bars are honest (issue 10; THEORY.md §7.5-§7.6).
 
-`solve_general` solves the fixed point once per independent scrambling of the Sobol points and
+`solve` (QMC) solves the fixed point once per independent scrambling of the Sobol points and
 reports the mean and its standard error `<name>_err` = std/sqrt(R) over the R scramblings. That
 is honest only if the per-scrambling fixed points are independent draws centred on the exact
 answer. Per case (POINTS points per scrambling) the tests solve 20 single-scrambling fixed points
@@ -58,9 +58,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from attnphase import ModelParams, solve
+from attnphase import QMC, ModelParams, solve
 from attnphase.theory import overlaps as ge
-from attnphase.theory.general.engine import solve_general
 
 pytestmark = pytest.mark.slow
 
@@ -114,15 +113,12 @@ class Case:
     start: ge.MatrixOverlaps | None = None  # None: cold start from the branch
 
     def solve(self, randomisations: int, seed: int):
-        cold = self.start is None
-        return solve_general(
+        return solve(
             self.alpha,
             self.params,
-            init=self.branch if cold else self.start,
-            branch=None if cold else self.branch,
-            points=POINTS,
-            randomisations=randomisations,
-            seed=seed,
+            branch=self.branch,
+            start=self.start,
+            method=QMC(POINTS, randomisations, seed),
         )
 
 
@@ -185,7 +181,7 @@ def measure(name: str) -> Measurement:
         )
         errors.append([getattr(res, f"{k}_err") for k in keys])
     if case.params.L == 2:
-        exact = solve(case.alpha, case.params, init=case.branch)
+        exact = solve(case.alpha, case.params, branch=case.branch)
         assert exact.kind == case.branch
         order = exact.theta if case.branch == "semantic" else abs(exact.m)
         reference = [exact.q, order, exact.V, exact.test_error, exact.train_loss]

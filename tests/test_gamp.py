@@ -173,7 +173,7 @@ def test_fixed_point_matches_the_state_evolution_at_d500(semantic_runs):
     10-seed mean: q -2.1%, theta -1.9%, eps_g +0.4%, V +0.9%, i.e. 0.1-1.3 standard errors).
     V: GAMP's is the smooth part of the susceptibility (THEORY.md §8.1), 16.16 +- 0.14 vs
     the state evolution's 16.02 at d = 500; the bound is the same 5 standard errors."""
-    ref = solve(1.5, P, init="semantic")
+    ref = solve(1.5, P, branch="semantic")
     for name in ("q", "m", "theta", "V", "test_error"):
         mean = np.mean([getattr(r, name) for r in semantic_runs])
         assert abs(mean - getattr(ref, name)) <= 5 * SD_500[name] / math.sqrt(len(SEEDS)), name
@@ -305,7 +305,7 @@ def test_fixed_point_within_3_percent_of_solve_at_d4000():
     part, THEORY.md §8.1) within 10%. Measured: q -0.37%, theta -0.28%, eps_g +0.10%,
     R/d +0.22% (all within 0.3 standard errors), m 0.003 +- 0.003, V 16.00 +- 0.15 vs 16.02;
     seeds 1 and 4 end cycling (one sample, |grad R|/sqrt(d) 5e-6, 2e-6), the others converge."""
-    ref = solve(1.5, P, init="semantic")
+    ref = solve(1.5, P, branch="semantic")
     runs = [run_gamp(P, 4000, 1.5, seed=s) for s in range(5)]
     for name in ("q", "theta", "test_error"):
         mean = np.mean([getattr(r, name) for r in runs])
@@ -319,7 +319,7 @@ def test_trace_stays_at_the_state_evolution_fixed_point():
     """Started at `solve(1.5)`'s semantic fixed point (the exact L=2 engine), the trace (the
     general engine's map, 1024 points x 4 scramblings) stays there within 4 standard errors
     for two iterations (measured: <= 1.4 standard errors; 0.3% in q, 0.7% in V)."""
-    ref = solve(1.5, P, init="semantic")
+    ref = solve(1.5, P, branch="semantic")
     start = MatrixOverlaps(*(np.array([[getattr(ref, k)]]) for k in ("q", "m", "theta", "V")))
     tr = state_evolution_trace(P, 1.5, start, 2, points=1024, randomisations=4)
     for row in tr.rows()[1:]:

@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 
-from attnphase import ModelParams, solve
+from attnphase import QMC, ModelParams, solve
 from attnphase.baseline import linear_test_error, linear_test_error_qmc
 from attnphase.theory import overlaps as ge
-from attnphase.theory.general.engine import solve_general
 from attnphase.theory.l2 import equations as eq
 
 L3_A = np.full((3, 3), 0.2) + 0.4 * np.eye(3)
@@ -48,8 +47,8 @@ def test_general_engine_equals_the_l2_engine(branch, alpha):
     reported standard errors + 1e-3 relative of the exact engine at its default order (whose
     own quadrature error is below 1e-3, README "Quadrature accuracy")."""
     p = ModelParams()
-    exact = solve(alpha, p, init=branch)
-    gen = solve_general(alpha, p, init=branch, points=4096, randomisations=3)
+    exact = solve(alpha, p, branch=branch)
+    gen = solve(alpha, p, branch=branch, method=QMC(4096, 3))
     assert gen.converged and gen.kind == branch
     pairs = {
         "q": exact.q,
@@ -80,7 +79,7 @@ def test_training_loss_identity_at_fixed_points(params, branch, alpha):
     rotation symmetry Q -> Q R at the level of the integration error, so the iteration's fixed
     frame (`canonical`) leaves F(x) = R x with R = I + O(error): the identity holds within
     three standard errors of the training loss (measured: 1e-4 relative, 0.04 errors)."""
-    gen = solve_general(alpha, params, init=branch, points=2048, randomisations=3, tol=1e-8)
+    gen = solve(alpha, params, branch=branch, method=QMC(2048, 3), tol=1e-8)
     assert gen.converged
     if params.rank == 1:
         for sol in gen.solutions:
@@ -94,7 +93,7 @@ def test_cold_trivial_start_at_l3_where_the_small_q_start_is_undefined():
     """At L=3, alpha 1.5 the trivial start (q = 0.02) has lambda + sigma^2 Vhat < 0 (measured:
     -0.017); the start's q is doubled until the map is defined, and the fixed point satisfies
     R/d = -Phi (512 points x 2 scramblings: they differ by 1.4e-5 = 0.13%)."""
-    r = solve_general(1.5, ModelParams(A=L3_A), init="trivial", points=512, randomisations=2)
+    r = solve(1.5, ModelParams(A=L3_A), branch="trivial", method=QMC(512, 2))
     assert r.converged and r.kind == "trivial", r.status
     assert r.train_loss == pytest.approx(r.train_loss_identity, rel=5e-3)
 
@@ -105,8 +104,8 @@ def test_positional_start_beyond_the_branch_end_finishes_on_the_trivial_point():
     accepts (before: 432 iterations, not converged). It is finished on the trivial manifold
     and equals the trivial fixed point on the same points."""
     p = ModelParams(A=L3_A)
-    pos = solve_general(2.0, p, init="positional", points=512, randomisations=2)
-    triv = solve_general(2.0, p, init="trivial", points=512, randomisations=2)
+    pos = solve(2.0, p, branch="positional", method=QMC(512, 2))
+    triv = solve(2.0, p, branch="trivial", method=QMC(512, 2))
     assert pos.converged and pos.kind == "trivial", pos.status
     assert pos.q == pytest.approx(triv.q, rel=1e-4) and pos.V == pytest.approx(triv.V, rel=1e-4)
 
@@ -117,7 +116,7 @@ def test_rank2_trivial_start_converges():
     eigenvector frame of q is not used there (it rotated with the noise and the iteration
     diverged, residual 233). q stays isotropic to the integration error (at 512 x 2 points:
     diagonal entries 0.4% apart, off-diagonal 1.3% of the diagonal)."""
-    r = solve_general(1.5, ModelParams(rank=2), init="trivial", points=512, randomisations=2)
+    r = solve(1.5, ModelParams(rank=2), branch="trivial", method=QMC(512, 2))
     assert r.converged and r.kind == "trivial", r.status
     q = np.asarray(r.q)
     assert abs(q[0, 0] - q[1, 1]) < 0.02 * q[0, 0] and abs(q[0, 1]) < 0.02 * q[0, 0]
@@ -132,11 +131,11 @@ def test_cold_semantic_start_reports_theta_positive_with_matching_hats():
     scramblings agrees in sign (a mixed-sign run would have an error of ~theta/2). The exact
     theta is 0.1346; the single-scrambling spread is 0.83% (docs/general-engine-accuracy.md),
     so 4% is five of those."""
-    exact = solve(1.5, ModelParams(), init="semantic").theta
-    one = solve_general(1.5, ModelParams(), init="semantic", points=1024, randomisations=1, seed=6)
+    exact = solve(1.5, ModelParams(), branch="semantic").theta
+    one = solve(1.5, ModelParams(), branch="semantic", method=QMC(1024, 1, 6))
     assert one.kind == "semantic" and one.theta == pytest.approx(exact, rel=0.04)
     assert one.thetahat > 0
-    run = solve_general(1.5, ModelParams(), init="semantic", points=1024, randomisations=4, seed=6)
+    run = solve(1.5, ModelParams(), branch="semantic", method=QMC(1024, 4, 6))
     assert run.theta == pytest.approx(exact, rel=0.04) and run.theta_err < 0.02 * exact
 
 
@@ -158,8 +157,8 @@ def test_cold_positional_start_finds_the_branch(params, alpha, seed, exact, rel)
     stage repeated on the fine points where the coarse ones do not settle, 20 of 20 in both
     cases. Tolerances: five single-scrambling spreads."""
     if exact is None:
-        exact = solve(alpha, params, init="positional").m
-    res = solve_general(alpha, params, init="positional", points=1024, randomisations=1, seed=seed)
+        exact = solve(alpha, params, branch="positional").m
+    res = solve(alpha, params, branch="positional", method=QMC(1024, 1, seed))
     assert res.kind == "positional", res.status
     assert res.m == pytest.approx(exact, rel=rel)
 
@@ -172,9 +171,9 @@ def test_rank2_positional_start_converges_with_one_positional_column():
     iterations at 1024 x 2 points); it is held at zero, with q and V diagonal, on the manifold
     the single-column reflection keeps invariant (`pinned`). Measured at 1024 x 4 points:
     M = 0.2248 +- 0.0018, q = diag(0.0289, 0.045), R/d = -Phi within one standard error."""
-    r = solve_general(1.5, ModelParams(rank=2), init="positional", points=1024, randomisations=2)
+    r = solve(1.5, ModelParams(rank=2), branch="positional", method=QMC(1024, 2))
     assert r.converged and r.kind == "positional", r.status
-    M, q = np.asarray(r.M), np.asarray(r.q)
+    M, q = np.asarray(r.m), np.asarray(r.q)
     assert M[0, 1] == 0.0 and q[0, 1] == 0.0 and M[0, 0] > 0.2
     assert abs(r.train_loss - r.train_loss_identity) <= 3 * r.train_loss_err + 1e-4
 
@@ -186,9 +185,9 @@ def test_rank2_mixed_start_finds_the_mixed_fixed_point():
     finds the point an explicit start near the simulations' minimum gives at 8192 x 4 points:
     M = 0.219, theta = 0.1022. Single scramblings at 1024 points spread by ~1% (seeds 0, 1:
     M 0.2235, 0.2219; theta 0.1012, 0.1020), hence 5%."""
-    r = solve_general(1.5, ModelParams(rank=2), init="mixed", points=1024, randomisations=2)
+    r = solve(1.5, ModelParams(rank=2), branch="mixed", method=QMC(1024, 2))
     assert r.converged and r.kind == "mixed", r.status
-    M, theta = np.asarray(r.M), np.asarray(r.theta)
+    M, theta = np.asarray(r.m), np.asarray(r.theta)
     assert M[0, 1] == pytest.approx(0.219, rel=0.05) and theta[0, 0] == pytest.approx(
         0.1022, rel=0.05
     )

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from attnphase import QMC, solve
+
 _spec = importlib.util.spec_from_file_location(
     "general_vs_sim", Path(__file__).resolve().parents[1] / "benchmarks" / "general_vs_sim.py"
 )
@@ -129,7 +131,7 @@ def test_d1000_l3_positional_branch_at_alpha_08():
 def test_engine_positional_start_at_l3_is_a_fixed_point():
     """Regression: the column frame once forced M > 0, so a map flipping M -> -M passed for a
     fixed point (M = 2.25, -Phi = -0.015 while R/d = 0.091)."""
-    res = gvs.solve_general(0.8, gvs.L3, init="positional", points=8192)
+    res = solve(0.8, gvs.L3, branch="positional", method=QMC(8192))
     assert res.converged and res.kind == "positional"
     v, e = res.values, res.errors
     assert abs(v["train_loss"] - v["train_loss_identity"]) <= 3 * e["train_loss_identity"] + 1e-4

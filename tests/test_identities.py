@@ -7,7 +7,14 @@ import pytest
 from numpy.polynomial.hermite_e import hermegauss
 from scipy.optimize import minimize
 
-from attnphase import ModelParams, learning_curve, linear_baseline_matrix, linear_test_error, solve
+from attnphase import (
+    GaussHermite,
+    ModelParams,
+    learning_curve,
+    linear_baseline_matrix,
+    linear_test_error,
+    solve,
+)
 from attnphase.baseline import uniform_attention_error
 from attnphase.theory.l2 import equations as eq
 from attnphase.theory.l2.channel import ChannelIntegrator
@@ -52,7 +59,7 @@ def test_identity_fails_away_from_a_fixed_point():
 
 def test_small_alpha_limit_is_uniform_attention():
     p = ModelParams()
-    r = solve(1e-3, p, init="trivial", order=(16, 8), strict=True)
+    r = solve(1e-3, p, branch="trivial", method=GaussHermite((16, 8)), strict=True)
     assert r.q < 1e-4 and abs(r.m) < 1e-12 and abs(r.theta) < 1e-12
     assert r.test_error == pytest.approx(uniform_attention_error(p), rel=1e-3)
     # the reference's alpha=0.01 rows approach the same limit (mse = 2 eps_g)
@@ -62,7 +69,7 @@ def test_small_alpha_limit_is_uniform_attention():
 def test_realizable_semantic_target_error_decreases_with_alpha():
     """omega = 0: the target is the attention model itself; eps_g falls along the branch."""
     p = ModelParams(omega=0.0)
-    res = learning_curve([1.0, 1.5, 2.0, 3.0], p, branch="semantic", order=(24, 10))
+    res = learning_curve([1.0, 1.5, 2.0, 3.0], p, branch="semantic", method=GaussHermite((24, 10)))
     assert all(r.converged and r.kind == "semantic" for r in res)
     errs = [r.test_error for r in res]
     assert all(a > b for a, b in zip(errs, errs[1:], strict=False))
@@ -147,7 +154,12 @@ def test_teacher_constant_kappa_against_monte_carlo_for_a_non_stochastic_A():
     p = ModelParams(omega=0.6, A=NON_STOCHASTIC_A)
     s2 = p.sigma**2
     r = solve(
-        1.5, p, init=(0.053, 0.36, 9.25, 0.0), branch="positional", order=(24, 10), strict=True
+        1.5,
+        p,
+        start=(0.053, 0.36, 9.25, 0.0),
+        branch="positional",
+        method=GaussHermite((24, 10)),
+        strict=True,
     )
     assert r.kind == "positional"
     rng = np.random.default_rng(11)
@@ -223,7 +235,7 @@ def test_purely_positional_target_attention_stays_above_the_linear_baseline():
     assert linear_test_error(p) == 0.0
 
     alphas = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
-    curve = learning_curve(alphas, p, branch="positional", order=(32, 2))
+    curve = learning_curve(alphas, p, branch="positional", method=GaussHermite((32, 2)))
     assert all(r.converged and r.kind == "positional" and r.theta == 0.0 for r in curve)
     test_gap, train_gap = [], []
     for r in curve:

@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from attnphase import ModelParams, learning_curve, solve
+from attnphase import GaussHermite, ModelParams, learning_curve, solve
+from attnphase.theory.l2.engine import solve_exact
 
 
 @pytest.mark.parametrize(
@@ -36,15 +37,15 @@ def test_bad_alpha(alpha):
 
 
 def test_bad_init_order_and_branch():
-    with pytest.raises(ValueError, match="init"):
-        solve(1.0, init="sideways")
-    with pytest.raises(ValueError, match="init"):
-        solve(1.0, init=(0.1, 0.0, math.nan, 0.0))
+    with pytest.raises(ValueError, match="branch"):
+        solve(1.0, branch="sideways")
+    with pytest.raises(ValueError, match="start"):
+        solve(1.0, start=(0.1, 0.0, math.nan, 0.0))
     with pytest.raises(ValueError, match="not admissible"):
-        solve(1.0, init=(0.01, 0.0, 10.0, 0.5))  # theta^2 > q rho
+        solve(1.0, start=(0.01, 0.0, 10.0, 0.5))  # theta^2 > q rho
     with pytest.raises(ValueError, match="order"):
-        solve(1.0, order=(1, 8))
+        solve(1.0, method=GaussHermite((1, 8)))
     with pytest.raises(ValueError, match="branch"):
         learning_curve([1.0], branch="sideways")
     with pytest.raises(ValueError, match="estimator"):
-        solve(1.0, order=(8, 4), estimator="magic")
+        solve_exact(1.0, ModelParams(), None, "semantic", GaussHermite((8, 4)), estimator="magic")

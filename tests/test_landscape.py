@@ -10,7 +10,7 @@ import torch
 from typer.testing import CliRunner
 
 import attnphase.landscape as landscape_module
-from attnphase import ModelParams, SimConfig, simulate, solve
+from attnphase import GaussHermite, ModelParams, SimConfig, simulate, solve
 from attnphase.cli import app
 from attnphase.landscape import (
     Curvature,
@@ -223,7 +223,7 @@ def test_v_sim_matches_the_theorys_v_at_alpha_one_and_a_half():
     (Hessian of R/d, sigma for sigma^2) is off by factors."""
     res = probe_landscape(P, 400, 1.5, [1.0], range(4), n_test=100)
     V = np.array([p.V_sim for p in res.points])
-    theory = solve(1.5, P, init="semantic", order=TEST_ORDER)
+    theory = solve(1.5, P, branch="semantic", method=GaussHermite(TEST_ORDER))
     assert theory.kind == "semantic"
     assert abs(V.mean() - theory.V) <= 3 * 0.76 / 2, (V, theory.V)
 

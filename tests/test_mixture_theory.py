@@ -18,14 +18,14 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from attnphase import ModelParams
+from attnphase import QMC, ModelParams, solve
 from attnphase.cli import app
+from attnphase.params import Mixture, Untied
 from attnphase.sim.data import cluster_means, sample_labels
 from attnphase.theory import overlaps as ge
 from attnphase.theory.general.channel import GeneralChannel
-from attnphase.theory.general.engine import MIXTURE_BRANCH, solve_general
+from attnphase.theory.general.engine import MIXTURE_BRANCH
 from attnphase.theory.general.mixture import (
-    Mixture,
     cluster_overlaps,
     label_law,
     mixture_encodings,
@@ -97,7 +97,7 @@ def per_sequence_moments(mix: Mixture, o: ge.MatrixOverlaps, points: int, seed: 
 def test_mixture_channel_is_the_label_average(mix, means):
     """Equal to 1e-12 relative (float64 rounding of the same sums in another order)."""
     o = overlaps(means)
-    got = GeneralChannel(P.L, 1, 1, 256, 3, mixture=mix).moments(o, **KW)
+    got = GeneralChannel(P.L, 1, 1, 256, 3, variant=mix).moments(o, **KW)
     want = per_sequence_moments(mix, o, 256, 3)
     for k in MOMENTS:
         assert np.allclose(getattr(got, k), want[k], rtol=1e-12, atol=1e-15), k
@@ -108,7 +108,7 @@ def test_zero_norm_is_the_tied_channel(rho):
     """Means of norm 0: whatever m_mu, the moments are the tied channel's (the positional
     rows of Ma included; the mean rows vanish), to 1e-12."""
     o = overlaps([0.4, -0.3])
-    got = GeneralChannel(P.L, 1, 1, 256, 5, mixture=Mixture(3, rho, 0.0)).moments(o, **KW)
+    got = GeneralChannel(P.L, 1, 1, 256, 5, variant=Mixture(3, rho, 0.0)).moments(o, **KW)
     tied = GeneralChannel(P.L, 1, 1, 256, 5).moments(positional_part(o), **KW)
     for k in ("ff", "yf", "fxi", "M", "ell_prox", "ell_free"):
         assert np.allclose(getattr(got, k), getattr(tied, k), rtol=1e-12, atol=1e-15), k
@@ -123,7 +123,7 @@ def test_mean_rows_vanish_exactly_at_zero_mean_overlap(K):
     give O(1e-2)), and the rest is the tied channel's: m_mu = 0 is an invariant manifold."""
     mix = Mixture(K, 0.6, 1.2)
     o = overlaps(np.zeros(K - 1))
-    got = GeneralChannel(P.L, 1, 1, 256, 7, mixture=mix).moments(o, **KW)
+    got = GeneralChannel(P.L, 1, 1, 256, 7, variant=mix).moments(o, **KW)
     tied = GeneralChannel(P.L, 1, 1, 256, 7).moments(positional_part(o), **KW)
     assert np.abs(got.Ma[1:]).max() < 1e-15 * max(1.0, np.abs(got.Ma).max())
     for k in ("ff", "yf", "fxi", "M"):
@@ -142,12 +142,12 @@ def test_solver_gives_the_tied_fixed_point_and_its_mean_multiplier(branch):
     - semantic: a start off the manifold (m_mu = 0.05 added to the fixed point, N = 1, m_mu
       free on the clustered branch; the multiplier is ~ -1.3, so the damped map contracts
       m_mu) returns to m_mu = 0."""
-    kw = dict(init=branch, points=512, randomisations=1, tol=1e-8)
-    tied = solve_general(1.5, P, **kw)
+    kw = dict(branch=branch, method=QMC(512, 1), tol=1e-8)
+    tied = solve(1.5, P, **kw)
     mult = {}
     for norm in (1.0, 2.0):
         mix = Mixture(2, 0.8, norm)
-        res = solve_general(1.5, P, mixture=mix, **kw)
+        res = solve(1.5, ModelParams(variant=mix), **kw)
         d = res.as_dict()
         assert res.converged and res.kind == branch and abs(d["m_mean"]) < 1e-14
         for k in ("q", "V", "theta", "train_loss"):
@@ -161,8 +161,13 @@ def test_solver_gives_the_tied_fixed_point_and_its_mean_multiplier(branch):
         mix = Mixture(2, 0.8, 1.0)
         o = res.solutions[0].overlaps
         off = ge.MatrixOverlaps(q=o.q, M=o.M + np.array([[0.0], [0.05]]), theta=o.theta, V=o.V)
-        back = solve_general(
-            1.5, P, init=off, branch=MIXTURE_BRANCH, mixture=mix, points=512, tol=1e-8
+        back = solve(
+            1.5,
+            ModelParams(variant=mix),
+            start=off,
+            branch=MIXTURE_BRANCH,
+            method=QMC(512),
+            tol=1e-8,
         )
         d = back.as_dict()
         assert back.converged and back.kind == "semantic" and abs(d["m_mean"]) < 1e-12
@@ -198,12 +203,13 @@ def test_cli_prints_the_mean_overlaps():
 
 
 def test_library_refuses_what_it_does_not_solve():
-    with pytest.raises(ValueError, match="^mixture: .*tied model only"):
-        solve_general(1.0, P, mixture=Mixture(2), untied=True)
+    # a mixture with untied query and key: no variant expresses it
+    with pytest.raises(ValueError, match="^variant must be Tied\\(\\), Untied\\(\\) or a Mixture"):
+        ModelParams(variant=(Mixture(2), Untied()))
     with pytest.raises(ValueError, match="^clusters: K\\^L = 9\\^2"):
-        solve_general(1.0, P, mixture=Mixture(9))
+        solve(1.0, ModelParams(variant=Mixture(9)), method=QMC())
     with pytest.raises(ValueError, match="^branch 'clustered' needs correlated tokens"):
-        solve_general(1.0, P, init=MIXTURE_BRANCH)
+        solve(1.0, P, branch=MIXTURE_BRANCH, method=QMC())
     for kw, name in (
         (dict(clusters=1), "clusters"),
         (dict(label_correlation=-0.1), "label_correlation"),

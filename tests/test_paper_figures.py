@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from attnphase import ModelParams, SimConfig, simulate, solve
+from attnphase import GaussHermite, ModelParams, SimConfig, simulate, solve
 from attnphase import figures as F
 from attnphase.cli import app
 from attnphase.paper_plots import omega_slices, theory_label
@@ -158,7 +158,7 @@ def _tiny(monkeypatch, solves):
                           seeds=1, order=(16, 8))  # fmt: skip
     monkeypatch.setattr(F, "sizes", lambda name, quick: tiny[name])
 
-    def curves(alphas, p, branches, order, progress):
+    def curves(alphas, p, branches, *, method, progress):
         solves.append((p.omega, p.A, tuple(alphas)))
         return [
             SimpleNamespace(as_dict=lambda a=a, b=b: dict(
@@ -169,7 +169,7 @@ def _tiny(monkeypatch, solves):
             for b in branches for a in alphas
         ]  # fmt: skip
 
-    monkeypatch.setattr(F, "branch_curves", curves)
+    monkeypatch.setattr(F, "learning_curves", curves)
     return _stub_lines(monkeypatch)
 
 
@@ -297,8 +297,8 @@ def test_alternative_A_positional_start_reaches_the_trivial_point_but_not_at_fin
     p = ModelParams(omega=0.2, A=F.ALTERNATIVE_A)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for start in ("positional", (0.02, 0.08, 20.0, 0.0)):
-            r = solve(0.5, p, init=start, order=(16, 8))
+        for start in ({"branch": "positional"}, {"start": (0.02, 0.08, 20.0, 0.0)}):
+            r = solve(0.5, p, method=GaussHermite((16, 8)), **start)
             assert r.converged and r.kind == "trivial" and abs(r.m) < 1e-8
     cfg = SimConfig.from_params(p, d=250, alpha=0.5, init="positional", n_test=500)
     runs = simulate(cfg, seeds=range(3))

@@ -63,21 +63,22 @@ def test_plot_beyond_the_paper_case_draws_the_general_theory(tmp_path, monkeypat
     """An L = 3 model: the overlay's theory comes from the general engine, for that model."""
     import attnphase.cli.simulate as cli_simulate
     import attnphase.plots
+    from attnphase.theory import QMC, GaussHermite, resolve_method
 
     calls = {}
 
-    def theory_curves(alphas, p, branches, **kw):
-        calls.update(alphas=alphas, p=p, branches=branches, **kw)
+    def learning_curves(alphas, p, branches, **kw):
+        method = resolve_method(kw.pop("method", "auto"), p)
+        if isinstance(method, GaussHermite):
+            raise AssertionError("the L = 2 engine was asked for an L = 3 model")
+        engine = "general" if isinstance(method, QMC) else None
+        calls.update(alphas=alphas, p=p, branches=branches, engine=engine, **kw)
         return []
 
     def overlay(theory, sims, path):
         calls["sims"] = len(sims)
 
-    def exact(*args, **kwargs):
-        raise AssertionError("the L = 2 engine was asked for an L = 3 model")
-
-    monkeypatch.setattr(cli_simulate, "theory_curves", theory_curves)
-    monkeypatch.setattr(cli_simulate, "branch_curves", exact)
+    monkeypatch.setattr(cli_simulate, "learning_curves", learning_curves)
     monkeypatch.setattr(attnphase.plots, "simulation_overlay", overlay)
     args = [*SIM, "--A", A3_TEXT, "--encoding", "1,0.5,-1", "--seeds", "1", "--n-test", "50"]
     res = runner.invoke(app, [*args, "--plot", str(tmp_path / "o.png")])

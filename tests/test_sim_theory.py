@@ -9,14 +9,14 @@ branch, theta on the positional one), whose finite-d values fluctuate around zer
 import numpy as np
 import pytest
 
-from attnphase import ModelParams, learning_curve
+from attnphase import GaussHermite, ModelParams, learning_curve
 from attnphase.sim import SimConfig, simulate
 
 from .conftest import TEST_ORDER
 
 
 def _theory(alpha, branch):
-    (res,) = learning_curve([alpha], ModelParams(), branch=branch, order=TEST_ORDER)
+    (res,) = learning_curve([alpha], ModelParams(), branch=branch, method=GaussHermite(TEST_ORDER))
     assert res.converged and res.kind == branch
     return res
 
@@ -63,6 +63,8 @@ def test_d1000_minima_follow_the_theory_branches(alpha, init):
 )
 def test_d1000_semantic_start_at_alpha_half_matches_the_theory():
     sims = simulate(SimConfig(d=1000, alpha=0.5, init="semantic", n_test=10000), seeds=range(5))
-    (res,) = learning_curve([0.5], ModelParams(), branch="semantic", order=TEST_ORDER)
+    (res,) = learning_curve(
+        [0.5], ModelParams(), branch="semantic", method=GaussHermite(TEST_ORDER)
+    )
     assert res.kind == "trivial"
     _check(sims, res, ("theta",), bias=0.03, zero_tol=0.02)

@@ -6,23 +6,26 @@ import warnings
 
 import pytest
 
-from attnphase import ConvergenceError, ModelParams, NonConvergenceWarning, solve
+from attnphase import ConvergenceError, GaussHermite, ModelParams, NonConvergenceWarning, solve
+from attnphase.theory.l2.engine import solve_exact
 
 from .test_cli import KEYS as JSON_KEYS
 
 
 def test_non_convergence_warns_and_strict_raises():
     with pytest.warns(NonConvergenceWarning, match="maximum iterations"):
-        r = solve(1.5, init="semantic", order=(8, 4), max_iter=2)
+        r = solve_exact(1.5, ModelParams(), None, "semantic", GaussHermite((8, 4)), max_iter=2)
     assert not r.converged and r.status == "maximum iterations reached"
     with pytest.raises(ConvergenceError):
-        solve(1.5, init="semantic", order=(8, 4), max_iter=2, strict=True)
+        solve_exact(
+            1.5, ModelParams(), None, "semantic", GaussHermite((8, 4)), max_iter=2, strict=True
+        )
 
 
 def test_negative_prior_denominator_is_detected_not_returned():
     """Vhat < 0 near the trivial point (non-convex loss): at alpha=2, lambda + sigma^2 Vhat < 0."""
     with pytest.warns(NonConvergenceWarning, match=r"lambda \+ sigma\^2 Vhat"):
-        r = solve(2.0, init=(0.02, 0.0, 14.5, 0.0), order=(12, 6))
+        r = solve(2.0, start=(0.02, 0.0, 14.5, 0.0), method=GaussHermite((12, 6)))
     assert not r.converged and "undefined" in r.status
     assert math.isnan(r.q) and math.isnan(r.test_error) and math.isnan(r.train_loss)
 
@@ -34,7 +37,7 @@ def test_warm_start_converges_in_few_iterations(reference_curves):
 
 
 def test_result_record_is_frozen_and_serialisable():
-    r = solve(2.0, init=(0.114, 0.0, 12.6, 0.158), order=(12, 6), strict=True)
+    r = solve(2.0, start=(0.114, 0.0, 12.6, 0.158), method=GaussHermite((12, 6)), strict=True)
     with pytest.raises(AttributeError):
         r.q = 1.0  # type: ignore[misc]
     d = r.as_dict()
@@ -48,5 +51,5 @@ def test_result_record_is_frozen_and_serialisable():
 def test_trivial_branch_stays_exactly_trivial():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        r = solve(0.5, ModelParams(), init="trivial", order=(16, 8))
+        r = solve(0.5, ModelParams(), branch="trivial", method=GaussHermite((16, 8)))
     assert r.converged and abs(r.m) < 1e-14 and abs(r.theta) < 1e-14

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from attnphase import ModelParams, solve, with_stability
+from attnphase import QMC, GaussHermite, ModelParams, solve, with_stability
 from attnphase.cli import app
+from attnphase.theory.l2.engine import solve_exact
 from attnphase.theory.stability import jump_distances, replicon_terms, whitened_jacobian
 
 
@@ -97,7 +98,7 @@ def test_jump_distance_first_order():
 
 @pytest.fixture(scope="module")
 def semantic_high_alpha():
-    return with_stability(solve(3.0, ModelParams(), init="semantic"), points=8192)
+    return with_stability(solve(3.0, ModelParams(), branch="semantic"), points=8192)
 
 
 def test_smooth_vhat_equals_stein_vhat_without_jumps(semantic_high_alpha):
@@ -116,7 +117,7 @@ def test_jumps_separate_smooth_and_stein_vhat_below_alpha_one():
     # THEORY §8.1 (independent prototype at GAMP end points, L = 2, alpha 0.8 semantic):
     # Vhat_Stein = -0.0022, Vhat_smooth = +0.0064; measured here 0.0061-0.0063 with a jump
     # mass of 1.4-1.5 %. A missing V^{-1} in D or a wrong sign fails this.
-    r = with_stability(solve(0.8, ModelParams(), init="semantic"), points=2048)
+    r = with_stability(solve(0.8, ModelParams(), branch="semantic"), points=2048)
     assert r.Vhat == pytest.approx(-0.0022, abs=1e-4)
     assert 0.0055 < r.vhat_smooth < 0.0070
     assert 0.005 < r.jump_mass < 0.03
@@ -126,7 +127,7 @@ def test_positional_alpha_1p5_smooth_v_matches_gamp_side():
     # THEORY §8.1: at alpha 1.5 positional GAMP's V is 12.3-12.5 and leave-one-out 12.8,
     # against the SE's 13.6; V from the smooth Vhat lands there (measured 12.9)
     p = ModelParams()
-    r = with_stability(solve(1.5, p, init="positional"), points=2048)
+    r = with_stability(solve(1.5, p, branch="positional"), points=2048)
     V_smooth = p.sigma**2 / (p.lam + p.sigma**2 * r.vhat_smooth)
     assert r.V == pytest.approx(13.59, abs=0.01)
     assert 12.2 < V_smooth < 13.2
@@ -134,15 +135,13 @@ def test_positional_alpha_1p5_smooth_v_matches_gamp_side():
 
 
 def test_unconverged_result_is_left_nan():
-    r = solve(1.5, ModelParams(), init="semantic", max_iter=1)
+    r = solve_exact(1.5, ModelParams(), None, "semantic", GaussHermite(), max_iter=1)
     assert not r.converged
     assert np.isnan(with_stability(r).rs_stability)
 
 
 def test_general_result_carries_stability():
-    from attnphase import solve_general
-
-    g = with_stability(solve_general(1.5, ModelParams(), init="semantic", points=1024))
+    g = with_stability(solve(1.5, ModelParams(), branch="semantic", method=QMC(1024)))
     d = g.as_dict()
     # same fixed point as the exact engine's (0.2690 +- 0.0003 at 8192 x 4 points): the
     # general result is measured on its own scramblings at its own overlaps

@@ -16,10 +16,10 @@ pathwise (the envelope's V-derivative is -f f^T/2): 4e-10 to 9e-10, tolerance 1e
 import numpy as np
 import pytest
 
-from attnphase import ModelParams
+from attnphase import Mixture, ModelParams, Untied
 from attnphase.theory import overlaps as ge
 from attnphase.theory.general.channel import GeneralChannel
-from attnphase.theory.general.mixture import Mixture
+from attnphase.theory.general.engine import field_width
 from attnphase.theory.general.stationarity import check_stationarity
 
 L3_A = np.full((3, 3), 0.2) + 0.4 * np.eye(3)
@@ -48,7 +48,7 @@ CASES = {
     # prox kernel (logits h_Q h_K^T); a wrong key index or curvature term in the kernel's
     # derivatives leaves Newton at non-minimisers, and the hats stop being derivatives
     "L=2 untied": (
-        ModelParams(omega=0.3, sigma=0.5, lam=0.01),
+        ModelParams(omega=0.3, sigma=0.5, lam=0.01, variant=Untied()),
         ge.MatrixOverlaps(
             q=np.array([[0.15, 0.09], [0.09, 0.12]]),
             M=np.array([[0.1, 0.15]]),
@@ -65,7 +65,7 @@ CASES = {
     # default suite checks the channel exactly against the per-sequence tied channels
     # (tests/test_mixture_theory.py), whose hats the cases above check.
     "L=2 mixture K=3": (
-        ModelParams(omega=0.3, sigma=0.5, lam=0.01),
+        ModelParams(omega=0.3, sigma=0.5, lam=0.01, variant=Mixture(3, 0.6, 0.9)),
         ge.MatrixOverlaps(
             q=np.array([[0.15]]),
             M=np.array([[0.1], [0.12], [-0.08]]),
@@ -76,17 +76,13 @@ CASES = {
         0.1,
     ),
 }
-MIXTURES = {"L=2 mixture K=3": Mixture(3, 0.6, 0.9)}
+MIXTURES = {c: v[0].mixture for c, v in CASES.items() if v[0].mixture is not None}
 
 
 def channel(case: str, points: int, seed: int) -> GeneralChannel:
     """The case's channel: the field width is 2r for the untied case."""
     p = CASES[case][0]
-    untied = "untied" in case
-    width = p.rank * (2 if untied else 1)
-    return GeneralChannel(
-        p.L, width, p.teacher_rank, points, seed, untied, mixture=MIXTURES.get(case)
-    )
+    return GeneralChannel(p.L, field_width(p), p.teacher_rank, points, seed, p.variant)
 
 
 @pytest.mark.parametrize(

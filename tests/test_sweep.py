@@ -14,7 +14,7 @@ import pandas as pd
 import psutil
 import pytest
 
-from attnphase import ModelParams, solve
+from attnphase import GaussHermite, ModelParams
 from attnphase.sim import SimConfig, simulate
 from attnphase.sweep import (
     PARAMETERS,
@@ -31,6 +31,7 @@ from attnphase.sweep import (
     write_table,
 )
 from attnphase.sweep.store import BUSY, CLAIMED, DONE, Owner
+from attnphase.theory.l2.engine import solve_exact
 
 from .sweep_points import counted, markers, torch_threads
 
@@ -50,9 +51,11 @@ def marker_dir(tmp_path, monkeypatch):
 
 
 def test_parameter_tables_are_those_of_the_models():
-    """A parameter added to ModelParams, solve or SimConfig must be added to the sweep table."""
-    solve_kw = set(inspect.signature(solve).parameters) - {"alpha", "params", "init", "branch"}
-    theory = {f.name for f in dataclasses.fields(ModelParams)} | {"alpha", "branch"}
+    """A parameter added to ModelParams, solve or SimConfig must be added to the sweep table
+    (theory points solve the tied model with Gauss-Hermite: its order, not the variant)."""
+    solve_kw = set(inspect.signature(solve_exact).parameters)
+    solve_kw = solve_kw - {"alpha", "p", "start", "branch", "method"} | {"order"}
+    theory = {f.name for f in dataclasses.fields(ModelParams)} - {"variant"} | {"alpha", "branch"}
     assert set(PARAMETERS["theory"]) == theory | solve_kw - {"strict"}
     sim = {f.name for f in dataclasses.fields(SimConfig)} - {"positions"}
     assert set(PARAMETERS["simulation"]) == sim | {"seed"}
@@ -338,7 +341,7 @@ def test_theory_and_simulation_points_equal_direct_calls():
     a = [[0.3, 0.7], [0.8, 0.2]]
     point = canonical_point("theory", {"alpha": 1.6, "order": "12,6", "A": a, "max_iter": 3})
     got = evaluate("theory", point)
-    ref = solve(1.6, ModelParams(A=a), order=(12, 6), max_iter=3)
+    ref = solve_exact(1.6, ModelParams(A=a), None, "semantic", GaussHermite((12, 6)), max_iter=3)
     assert (got["n_xi"], got["n_y"], got["a12"]) == (12, 6, 0.7)
     assert got["q"] == ref.q and got["theta"] == ref.theta
     assert got["iterations"] == ref.iterations and got["status"] == "maximum iterations reached"

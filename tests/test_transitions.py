@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from attnphase import ModelParams, TheoryResult, find_transitions, transitions
+from attnphase import QMC, GaussHermite, ModelParams, TheoryResult, find_transitions, transitions
 from attnphase.cli import app
 from attnphase.transitions import bracket_sign_changes, refine_or_interpolate, refine_root
 
@@ -35,7 +35,11 @@ def test_sign_change_brackets_skip_missing_points():
 @pytest.fixture(scope="module")
 def paper_transitions():
     return find_transitions(
-        ModelParams(), alpha_min=0.6, alpha_max=2.0, num=8, order=(32, 12), check_order=(24, 8)
+        ModelParams(),
+        alpha_min=0.6,
+        alpha_max=2.0,
+        num=8,
+        method=GaussHermite((32, 12), (24, 8)),
     )
 
 
@@ -92,13 +96,17 @@ def _synthetic(alpha: float, branch: str, order, converged: bool = True) -> Theo
         train, test = pos_loss, 2 * EPS_LIN
     nan = math.nan
     sem = branch == "semantic"
-    return TheoryResult(
-        alpha=alpha, omega=0.3, sigma=0.5, lam=0.01, A=ModelParams().A, branch=branch,
-        q=0.1 if converged else nan, m=(0.0 if sem else 0.2) if converged else nan, V=10.0,
-        theta=(0.1 if sem else 0.0) if converged else nan, qhat=nan, mhat=nan, Vhat=nan,
+    values = dict(
+        q=0.1 if converged else nan, M=(0.0 if sem else 0.2) if converged else nan, V=10.0,
+        theta=(0.1 if sem else 0.0) if converged else nan, qhat=nan, Mhat=nan, Vhat=nan,
         thetahat=nan, test_error=test if converged else nan,
-        train_loss=train if converged else nan, linear_test_error=EPS_LIN,
-        converged=converged, iterations=1, residual=0.0, residuals=(), order=order,
+        train_loss=train if converged else nan,
+    )  # fmt: skip
+    return TheoryResult(
+        alpha=alpha, params=ModelParams(omega=0.3, sigma=0.5, lam=0.01), branch=branch,
+        method=GaussHermite(order), values={k: np.array([[v]]) for k, v in values.items()},
+        errors={}, linear_test_error=EPS_LIN, linear_test_error_err=nan,
+        converged=converged, iterations=1, residuals=(0.0,),
         status="converged" if converged else "left the branch",
     )  # fmt: skip
 
@@ -113,17 +121,17 @@ def test_interpolated_roots_are_flagged_and_their_error_counted(
     flagged, and its error is |x - x_check| + 2 b + b_check with b = max(x - lo, hi - x)."""
     grid = np.linspace(0.6, 2.0, 8)
 
-    def curve(alphas, p, *, branch, order):
-        return [_synthetic(a, branch, order) for a in alphas]
+    def curve(alphas, p, *, branch, method):
+        return [_synthetic(a, branch, method.order) for a in alphas]
 
-    def resolve(alpha, p, *, init, order, branch):
+    def resolve(alpha, p, *, start, method, branch):
         on_grid = np.isclose(alpha, grid, rtol=0, atol=1e-12).any()
-        return _synthetic(alpha, branch, order, branch_solvable_inside_brackets or on_grid)
+        return _synthetic(alpha, branch, method.order, branch_solvable_inside_brackets or on_grid)
 
     monkeypatch.setattr(transitions.l2, "learning_curve", curve)
     monkeypatch.setattr(transitions.l2, "solve", resolve)
     t = find_transitions(
-        alpha_min=0.6, alpha_max=2.0, num=8, order=ORDERS[0], check_order=ORDERS[1]
+        alpha_min=0.6, alpha_max=2.0, num=8, method=GaussHermite(ORDERS[0], ORDERS[1])
     )
     if branch_solvable_inside_brackets:
         assert t.alpha_c == pytest.approx(1.3, abs=1e-4) and t.alpha_l == pytest.approx(
@@ -158,9 +166,7 @@ def general_l2_transitions():
         alpha_min=1.1,
         alpha_max=1.6,
         num=3,
-        engine="general",
-        points=1024,
-        randomisations=3,
+        method=QMC(points=1024, randomisations=3),
     )
 
 

@@ -13,6 +13,7 @@ import pytest
 import torch
 from scipy.optimize import minimize
 
+from attnphase.params import Untied
 from attnphase.prox import global_prox
 from attnphase.prox.kernel import derivatives, objective
 from attnphase.theory.general.channel import attention
@@ -83,8 +84,8 @@ def test_untied_attention_is_softmax_of_query_key_logits():
     h = rng.normal(size=(4, 3, 2))
     z = h[..., :1] @ np.swapaxes(h[..., 1:], -1, -2)
     S = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
-    assert np.abs(attention(h, untied=True) - S).max() < 1e-15
-    assert np.abs(attention(h, untied=True) - attention(h)).max() > 0.01
+    assert np.abs(attention(h, Untied()) - S).max() < 1e-15
+    assert np.abs(attention(h, Untied()) - attention(h)).max() > 0.01
 
 
 def test_untied_global_prox_finds_the_lowest_of_many_local_searches():

@@ -22,25 +22,31 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from attnphase import ModelParams
+from attnphase import QMC, ModelParams, Untied, solve
 from attnphase.cli import app
 from attnphase.sim import SimConfig, simulate
-from attnphase.theory import solve_general
-from attnphase.theory.general.engine import make_channels, start_overlaps
+from attnphase.theory.general.engine import make_channels, solve_qmc, start_overlaps
 
 
 def test_untied_theory_refuses_what_it_does_not_solve():
     with pytest.raises(ValueError, match="rank"):
-        solve_general(1.5, ModelParams(rank=2), untied=True)
+        solve(1.5, ModelParams(rank=2, variant=Untied()))
     with pytest.raises(ValueError, match="channels"):
-        solve_general(1.5, ModelParams(), channels=make_channels(ModelParams(), 8, 1), untied=True)
+        solve_qmc(
+            1.5,
+            ModelParams(variant=Untied()),
+            None,
+            "semantic",
+            QMC(8, 1),
+            channels=make_channels(ModelParams(), QMC(8, 1)),
+        )
     with pytest.raises(ValueError, match="mixed"):
-        solve_general(1.5, ModelParams(), init="mixed", untied=True, points=8, randomisations=1)
+        solve(1.5, ModelParams(variant=Untied()), branch="mixed", method=QMC(8, 1))
 
 
 def test_untied_start_is_the_tied_start_in_both_matrices():
     tied = start_overlaps("semantic", ModelParams())
-    o = start_overlaps("semantic", ModelParams(), untied=True)
+    o = start_overlaps("semantic", ModelParams(variant=Untied()))
     assert o.q.shape == (2, 2) and np.all(np.linalg.eigvalsh(o.q) > 0)
     assert np.allclose(np.diag(o.q), tied.q[0, 0]) and np.allclose(o.theta, tied.theta[0, 0])
     assert np.allclose(o.V, tied.V[0, 0] * np.eye(2))
@@ -84,9 +90,9 @@ def _simulated(init: str, alpha: float) -> dict[str, tuple[float, float]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("init", ["semantic", "positional"])
 def test_untied_theory_matches_simulations_at_d_1000(init):
-    p = ModelParams(omega=0.3, sigma=0.5, lam=0.01)
+    p = ModelParams(omega=0.3, sigma=0.5, lam=0.01, variant=Untied())
     for alpha in ALPHAS:
-        th = solve_general(alpha, p, init=init, untied=True, points=4096, randomisations=4)
+        th = solve(alpha, p, branch=init, method=QMC(4096, 4))
         assert th.converged and th.kind == init
         row = th.as_dict()
         sim = _simulated(init, alpha)

@@ -8,19 +8,17 @@ torch-based names (`SimConfig`, `simulate`, `HistogramConfig`, `run_histogram`,
 """
 
 from .baseline import linear_baseline_matrix, linear_test_error
-from .params import ALTERNATIVE_A, STANDARD_A, ModelParams
+from .params import ALTERNATIVE_A, STANDARD_A, Mixture, ModelParams, Tied, Untied
 from .theory import (
     BRANCHES,
-    DEFAULT_ORDER,
+    QMC,
     ConvergenceError,
-    GeneralResult,
-    Mixture,
+    GaussHermite,
     NonConvergenceWarning,
     TheoryResult,
     learning_curve,
+    learning_curves,
     solve,
-    solve_general,
-    theory_curves,
     with_stability,
 )
 from .theory.l2.equations import Hats, Overlaps
@@ -68,10 +66,12 @@ __all__ = [
     "trust_map",
     "ALTERNATIVE_A",
     "BRANCHES",
-    "DEFAULT_ORDER",
     "STANDARD_A",
     "ConvergenceError",
-    "GeneralResult",
+    "GaussHermite",
+    "QMC",
+    "Tied",
+    "Untied",
     "Mixture",
     "Hats",
     "ModelParams",
@@ -82,11 +82,10 @@ __all__ = [
     "find_transitions",
     "transition_table",
     "learning_curve",
+    "learning_curves",
     "linear_baseline_matrix",
     "linear_test_error",
     "solve",
-    "solve_general",
-    "theory_curves",
     "with_stability",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"

@@ -78,16 +78,14 @@ def run_demo(
     from .histogram import HistogramConfig, run_histogram
     from .histogram.figures import attention_figure, training_figure
     from .plots import learning_curves
-    from .theory import DEFAULT_ORDER, branch_curves
+    from .theory import learning_curves as theory_learning_curves
 
     check_demo(out, num)
     out = Path(out)
     announce = report or (lambda name, table: None)
     p = ModelParams()
 
-    curves = branch_curves(
-        grid(*ALPHA_RANGE, num), p, ["semantic", "positional"], DEFAULT_ORDER, progress
-    )
+    curves = theory_learning_curves(grid(*ALPHA_RANGE, num), p, progress=progress)
     theory = pd.DataFrame([r.as_dict() for r in curves])
     _write_table(theory, out / "theory.csv")
     announce("theory", theory)

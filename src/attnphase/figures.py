@@ -25,7 +25,7 @@ from .paper_plots import omega_slices
 from .params import ModelParams
 from .plots import fig3, finite_size, simulation_overlay
 from .sweep import SweepSpec, run_sweep
-from .theory import branch_curves
+from .theory import GaussHermite, learning_curves
 from .transitions.table import transition_table
 
 FIGURES = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9", "histogram", "extensions")
@@ -126,14 +126,16 @@ def _model_key(p: ModelParams) -> dict:
 
 
 def _theory(out: Path, name: str, alphas, omegas, p: ModelParams, order) -> pd.DataFrame:
-    """Both starts' learning curves (`branch_curves`) at each omega, cached in
+    """Both starts' learning curves (`learning_curves`) at each omega, cached in
     `<name>_theory.csv`."""
 
     def compute() -> pd.DataFrame:
         rows = []
         for omega in omegas:
             pw = ModelParams(omega=float(f"{omega:.12g}"), sigma=p.sigma, lam=p.lam, A=p.A)
-            curves = branch_curves(alphas, pw, INITS, tuple(order), sys.stderr.isatty())
+            curves = learning_curves(
+                alphas, pw, INITS, method=GaussHermite(tuple(order)), progress=sys.stderr.isatty()
+            )
             rows += [r.as_dict() for r in curves]
         return pd.DataFrame(rows)
 

@@ -93,12 +93,62 @@ def as_encodings(value, L: int) -> tuple[tuple[float, ...], ...]:
     return tuple(tuple(float(x) for x in row) for row in arr)
 
 
+MAX_SEQUENCES = 64  # K^L label sequences the mixture theory enumerates (its cost grows with them)
+
+
+@dataclass(frozen=True)
+class Tied:
+    """The paper's model: one matrix Q serves as query and key, S = softmax(x Q Q^T x^T / d)."""
+
+
+@dataclass(frozen=True)
+class Untied:
+    """Separate query and key matrices Q_Q, Q_K (docs/theory-untied.md); theory at rank 1."""
+
+
+@dataclass(frozen=True)
+class Mixture:
+    """Correlated tokens (docs/theory-mixtures.md): `clusters` K >= 2 Gaussian-mixture means of
+    norm `cluster_norm`, neighbouring labels with one-hot Pearson correlation
+    `label_correlation` in [0, 1] (the names of `SimConfig`); query and key tied."""
+
+    clusters: int = 2
+    label_correlation: float = 0.0
+    cluster_norm: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "clusters", check_int("clusters", self.clusters, minimum=2))
+        rho = check_unit_interval("label_correlation", self.label_correlation)
+        object.__setattr__(self, "label_correlation", rho)
+        object.__setattr__(
+            self, "cluster_norm", check_nonnegative("cluster_norm", self.cluster_norm)
+        )
+
+    @property
+    def directions(self) -> int:
+        """K - 1: the mean directions, extra rows of M."""
+        return self.clusters - 1
+
+    def check_length(self, L: int) -> None:
+        """ValueError naming `clusters` when the K^L label sequences exceed MAX_SEQUENCES."""
+        if self.clusters**L > MAX_SEQUENCES:
+            raise ValueError(
+                f"clusters: K^L = {self.clusters}^{L} label sequences exceed the "
+                f"{MAX_SEQUENCES} the mixture channel enumerates"
+            )
+
+
+Variant = Tied | Untied | Mixture
+TIED = Tied()
+
+
 @dataclass(frozen=True)
 class ModelParams:
     """The model of THEORY.md §1 and §7: target mix omega in [0, 1], token std sigma > 0,
     ridge lam >= 0, the L x L positional target A (which fixes L), student rank r = `rank`,
     teacher rank t = `teacher_rank`, and the positional-encoding coefficients C (L x K,
-    p_l = sum_k C_lk u_k; default `default_encodings(L)`).
+    p_l = sum_k C_lk u_k; default `default_encodings(L)`), and the `variant`: `Tied()` (the
+    paper's model), `Untied()` query and key, or correlated tokens (`Mixture`).
 
     The teacher's field covariance is rho = sigma^2 I_t (teacher entries N(0, 1)).
     """
@@ -110,6 +160,7 @@ class ModelParams:
     rank: int = 1
     teacher_rank: int = 1
     encodings: tuple[tuple[float, ...], ...] | None = None
+    variant: Variant = field(default_factory=Tied)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "omega", check_unit_interval("omega", self.omega))
@@ -120,6 +171,25 @@ class ModelParams:
         object.__setattr__(self, "teacher_rank", check_int("teacher_rank", self.teacher_rank))
         enc = default_encodings(self.L) if self.encodings is None else self.encodings
         object.__setattr__(self, "encodings", as_encodings(enc, self.L))
+        if not isinstance(self.variant, Tied | Untied | Mixture):
+            raise ValueError(
+                f"variant must be Tied(), Untied() or a Mixture(...), got {self.variant!r}"
+            )
+
+    @property
+    def untied(self) -> bool:
+        """Separate query and key matrices (variant `Untied`)."""
+        return isinstance(self.variant, Untied)
+
+    @property
+    def is_tied_gaussian(self) -> bool:
+        """The paper's variant: tied query and key, Gaussian tokens."""
+        return isinstance(self.variant, Tied)
+
+    @property
+    def mixture(self) -> Mixture | None:
+        """The token mixture of a correlated-token model, None otherwise."""
+        return self.variant if isinstance(self.variant, Mixture) else None
 
     @property
     def L(self) -> int:
@@ -145,9 +215,11 @@ class ModelParams:
 
     @property
     def is_l2(self) -> bool:
-        """The paper's case that the exact L=2 engine solves: L = 2, r = t = 1, C = (+1, -1)."""
+        """The paper's case that the exact L=2 channel solves: tied, L = 2, r = t = 1,
+        C = (+1, -1)."""
         return (
-            self.L == 2
+            isinstance(self.variant, Tied)
+            and self.L == 2
             and self.rank == 1
             and self.teacher_rank == 1
             and self.encodings == ((1.0,), (-1.0,))

@@ -123,7 +123,7 @@ def _theory(alpha: float, p: ModelParams, points: int, randomisations: int) -> d
     for branch, pre in BRANCH_PREFIX.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = solve(alpha, p, init=branch)
+            res = solve(alpha, p, branch=branch)
             res = with_stability(res, points=points, randomisations=randomisations)
         for k in THEORY_FIELDS + STABILITY_KEYS:
             out[f"{pre}_{k}"] = getattr(res, k)

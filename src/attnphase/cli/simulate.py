@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..tables import FORMATS, render, to_frame
-from ..theory import DEFAULT_ORDER, branch_curves, theory_curves
+from ..theory import learning_curves
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -167,11 +167,7 @@ def simulate(
         from ..plots import simulation_overlay
 
         branches, grid = ["semantic", "positional"], sorted(set(alphas))
-        theory = (
-            branch_curves(grid, p, branches, DEFAULT_ORDER)
-            if p.is_l2
-            else theory_curves(grid, p, branches, engine="general", progress=sys.stderr.isatty())
-        )
+        theory = learning_curves(grid, p, branches, progress=not p.is_l2 and sys.stderr.isatty())
         try:
             simulation_overlay(to_frame([r.as_dict() for r in theory]), to_frame(records), plot)
         except (OSError, ValueError) as err:

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..params import Mixture, ModelParams, Tied, Untied, Variant
 from ..tables import FORMATS, render, to_frame
 from ..theory import (
-    BRANCHES,
     DEFAULT_ORDER,
     DEFAULT_POINTS,
     DEFAULT_RANDOMISATIONS,
-    GENERAL_BRANCHES,
-    MIXTURE_BRANCH,
-    Mixture,
-    pick_engine,
-    theory_curves,
+    QMC,
+    GaussHermite,
+    Method,
+    learning_curves,
 )
+from ..theory.l2.engine import BRANCHES as EXACT_BRANCHES
+from ..theory.method import exact_refusal
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -66,6 +68,7 @@ UNTIED_COLUMNS = ["q_query", "q_key", "m_query", "m_key", "theta_query", "theta_
 MIXTURE_COLUMNS = ["m_mean", "mean_multiplier", "mean_multiplier_err"]
 
 
+QMC_BRANCHES = ("semantic", "positional", "trivial", "mixed")
 EngineOpt = Annotated[str, typer.Option(help="auto (l2 for L=2, r=t=1) | l2 | general")]
 RandomisationsOpt = Annotated[
     int, typer.Option(help="general: independent scramblings (error bars)")
@@ -75,19 +78,26 @@ RandomisationsOpt = Annotated[
 PointsOpt = Annotated[int, typer.Option(help="general: Sobol points per scrambling (+ antithetic)")]
 
 
-def _engine_for(
-    engine: str, p, points: int, randomisations: int, untied: bool = False, mixture=None
-) -> str:
-    """The engine that will run, with the general engine's options checked."""
-    try:
-        chosen = pick_engine(engine, p, untied, mixture)
-    except ValueError as err:
-        raise UsageError(f"--engine: {err}") from None
+ENGINES = ("auto", "l2", "general")
+
+
+def method_for(
+    engine: str, p: ModelParams, order: tuple[int, int], points: int, randomisations: int
+) -> Method:
+    """The integration method the --engine, --order, --points and --randomisations options
+    ask for: l2 is Gauss-Hermite, general QMC, auto Gauss-Hermite where it applies."""
+    if engine not in ENGINES:
+        raise UsageError(f"--engine: engine must be one of {ENGINES}, got {engine!r}")
     if points < 2 or randomisations < 2:
         raise UsageError(
             f"--points and --randomisations must be >= 2, got {points}, {randomisations}"
         )
-    return chosen
+    if engine == "auto":
+        engine = "l2" if p.is_l2 else "general"
+    refusal = exact_refusal(p) if engine == "l2" else None
+    if refusal is not None:
+        raise UsageError(f"--engine: engine l2 {refusal}")
+    return GaussHermite(order) if engine == "l2" else QMC(points, randomisations)
 
 
 @app.command()
@@ -137,16 +147,18 @@ def theory(
         mixture = _mixture(clusters, label_correlation, cluster_norm, p.L)
         if untied and mixture is not None:
             raise UsageError("--clusters: correlated tokens are solved for the tied model only")
-        chosen = _engine_for(engine, p, points, randomisations, untied, mixture)
+        variant: Variant = Untied() if untied else mixture if mixture is not None else Tied()
+        p = dataclasses.replace(p, variant=variant)
+        method = method_for(engine, p, orders, points, randomisations)
         if untied and rank != 1:
             raise UsageError(f"--untied: the untied theory has --rank 1, got {rank}")
         if (untied or mixture is not None) and stability:
             raise UsageError(
                 "--stability: measured for the tied model only, not with --untied or --clusters"
             )
-        valid = BRANCHES if chosen == "l2" else GENERAL_BRANCHES
+        valid = EXACT_BRANCHES if isinstance(method, GaussHermite) else QMC_BRANCHES
         if mixture is not None:
-            valid = (*valid, MIXTURE_BRANCH)
+            valid = (*valid, "clustered")
         if untied:
             valid = tuple(b for b in valid if b != "mixed")
         if branch != "all" and branch not in valid:
@@ -157,20 +169,9 @@ def theory(
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         _fail(err)
-    branches = list(BRANCHES) if chosen == "l2" else ["semantic", "positional", "trivial"]
-    branches = branches if branch == "all" else [branch]
-    curves = theory_curves(
-        alphas,
-        p,
-        branches,
-        engine=chosen,
-        order=orders,
-        points=points,
-        randomisations=randomisations,
-        progress=sys.stderr.isatty(),
-        stability=stability,
-        untied=untied,
-        mixture=mixture,
+    branches = ["semantic", "positional", "trivial"] if branch == "all" else [branch]
+    curves = learning_curves(
+        alphas, p, branches, method=method, progress=sys.stderr.isatty(), stability=stability
     )
     records = [r.as_dict() for r in curves]
     columns = THEORY_COLUMNS + (STABILITY_COLUMNS if stability else [])
@@ -178,10 +179,10 @@ def theory(
     columns += MIXTURE_COLUMNS if mixture is not None else []
     typer.echo(render(records, format, columns))
     if plot is not None:
-        from ..plots import learning_curves
+        from ..plots import learning_curves as draw_learning_curves
 
         try:
-            learning_curves(to_frame(records), plot)
+            draw_learning_curves(to_frame(records), plot)
         except (OSError, ValueError) as err:
             _plot_failed(err)
 

@@ -11,8 +11,8 @@ import typer
 
 from ..params import ModelParams
 from ..tables import FORMATS, render
-from ..theory import DEFAULT_ORDER, DEFAULT_RANDOMISATIONS
-from ..transitions import CHECK_ORDER, TRANSITION_POINTS
+from ..theory import CHECK_ORDER, DEFAULT_ORDER, DEFAULT_RANDOMISATIONS, GaussHermite
+from ..transitions import TRANSITION_POINTS
 from ..transitions.l2_lines import LINES
 from .app import app
 from .common import (
@@ -31,7 +31,7 @@ from .common import (
     parse_order,
     parse_values,
 )
-from .theory import EngineOpt, PointsOpt, RandomisationsOpt, _engine_for
+from .theory import EngineOpt, PointsOpt, RandomisationsOpt, method_for
 
 ValuesOpt = Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")]
 TABLE_COLUMNS = [
@@ -115,7 +115,7 @@ def transition(
     given as a list or range (THEORY.md §5): followed by continuation (exact L=2 engine), or
     scanned at every value (either engine)."""
     from ..sweep.store import SweepError, check_store
-    from ..transitions.table import METHODS, transition_table
+    from ..transitions.table import APPROACHES, transition_table
 
     try:
         parameter, values, fixed = _varied(omega, sigma, lam)
@@ -123,10 +123,12 @@ def transition(
         p = build_params(
             model["omega"], model["sigma"], model["lam"], A, rank, teacher_rank, encoding
         )
-        chosen = _engine_for(engine, p, points, randomisations)
         orders = parse_order(order), parse_order(check_order, "--check-order")
-        if method not in METHODS:
-            raise UsageError(f"--method must be one of {METHODS}, got {method!r}")
+        integration = method_for(engine, p, orders[0], points, randomisations)
+        if isinstance(integration, GaussHermite):
+            integration = GaussHermite(orders[0], orders[1])
+        if method not in APPROACHES:
+            raise UsageError(f"--method must be one of {APPROACHES}, got {method!r}")
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         if not 0 < alpha_min < alpha_max < float("inf"):
@@ -154,15 +156,11 @@ def transition(
         p,
         values,
         parameter=parameter,
-        method=method,
-        engine=chosen,
+        approach=method,
+        method=integration,
         alpha_min=alpha_min,
         alpha_max=alpha_max,
         num=num,
-        order=orders[0],
-        check_order=orders[1],
-        points=points,
-        randomisations=randomisations,
         store=store,
         lines=names,
         workers=workers,

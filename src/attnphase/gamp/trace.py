@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..params import ModelParams, check_int, check_positive
+from ..theory import QMC
 from ..theory import overlaps as ge
 from ..theory.general.channel import attention, target_matrix
 from ..theory.general.engine import GeneralMap, _Layout, admissible, make_channels
@@ -127,7 +128,7 @@ def state_evolution_trace(
     keep = np.ones(layout.pack(start).size)
     runs = [
         _trajectory(GeneralMap(alpha, p, ch, keep), layout, start, iterations, damping, p)
-        for ch in make_channels(p, points, randomisations, seed)
+        for ch in make_channels(p, QMC(points, randomisations, seed))
     ]
     length = min(len(xs) for xs, _, _ in runs)
     X = np.array([xs[:length] for xs, _, _ in runs])  # (scramblings, iterates, packed)

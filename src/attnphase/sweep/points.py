@@ -18,11 +18,13 @@ def evaluate(kind: str, params: dict) -> dict:
     p = dict(params)
     if kind == "theory":
         from ..params import ModelParams
-        from ..theory import solve
+        from ..theory import GaussHermite
+        from ..theory.l2.engine import solve_exact
 
-        model = ModelParams(**{f.name: p.pop(f.name) for f in dataclasses.fields(ModelParams)})
+        fields = [f.name for f in dataclasses.fields(ModelParams) if f.name != "variant"]
+        model = ModelParams(**{name: p.pop(name) for name in fields})
         alpha, branch, order = p.pop("alpha"), p.pop("branch"), tuple(p.pop("order"))
-        out = solve(alpha, model, init=branch, order=order, **p).as_dict()
+        out = solve_exact(alpha, model, None, branch, GaussHermite(order), **p).as_dict()
     else:
         from ..sim import SimConfig, simulate
 

@@ -95,7 +95,8 @@ _HASHED_WHEN_ON = {
     "cluster_norm": 1.0,
 }
 _NUMERIC = ("real", "integer", "real or none", "integer or none")
-MODEL_FIELDS = tuple(f.name for f in dataclasses.fields(ModelParams))
+# theory sweeps solve the tied model (Gauss-Hermite): every field of ModelParams but its variant
+MODEL_FIELDS = tuple(f.name for f in dataclasses.fields(ModelParams) if f.name != "variant")
 
 
 def _check_kind(kind: str) -> dict[str, str]:
@@ -117,13 +118,15 @@ def check_names(kind: str, names) -> None:
 @functools.cache
 def _defaults(kind: str) -> dict[str, Any]:
     if kind == "theory":
-        from ..theory import solve
+        from ..theory import GaussHermite
+        from ..theory.l2.engine import solve_exact
 
-        sig = inspect.signature(solve).parameters
-        out = {f.name: f.default for f in dataclasses.fields(ModelParams)}
-        out.update({n: sig[n].default for n in ("order", "tol", "damping", "anderson")})
+        sig = inspect.signature(solve_exact).parameters
+        out = {f.name: f.default for f in dataclasses.fields(ModelParams) if f.name in MODEL_FIELDS}
+        out.update({n: sig[n].default for n in ("tol", "damping", "anderson")})
         out.update({n: sig[n].default for n in ("max_iter", "estimator")})
-        out["branch"] = sig["init"].default  # the sweep's branch is solve's init
+        out["order"] = GaussHermite().order
+        out["branch"] = "semantic"
         return out
     from ..sim import SimConfig
 
@@ -205,11 +208,11 @@ def _items(value) -> list:
 
 
 def _order(name: str, value) -> list[int]:
-    from ..theory.l2.engine import _check_order
+    from ..theory.method import check_order
 
     try:
         parts = [_integer(name, v) for v in _items(value)]
-        return list(_check_order(parts[0] if len(parts) == 1 else tuple(parts)))
+        return list(check_order(name, parts[0] if len(parts) == 1 else tuple(parts)))
     except (ValueError, TypeError, IndexError):
         raise ValueError(
             f"{name} must be n or n_xi,n_y with integers >= 2, got {value!r}"
@@ -277,10 +280,15 @@ def _nested_lists(rows) -> list:
 def _validate_theory(p: dict) -> None:
     """Checks, and puts the model's fields in ModelParams' own normal form (default encodings
     filled in)."""
-    from ..theory import BRANCHES
-    from ..theory.l2.engine import _check_l2
+    from ..theory.l2.engine import BRANCHES
 
-    model = _check_l2(ModelParams(**{k: p[k] for k in MODEL_FIELDS}))
+    model = ModelParams(**{k: p[k] for k in MODEL_FIELDS})
+    if not model.is_l2:
+        raise ValueError(
+            "the exact L=2 engine needs L = 2, rank = teacher_rank = 1 and encodings (+1, -1); "
+            f"got L={model.L}, rank={model.rank}, teacher_rank={model.teacher_rank}, "
+            f"encodings={model.encodings} (use the general engine)"
+        )
     p.update({k: getattr(model, k) for k in MODEL_FIELDS})
     p["A"], p["encodings"] = _nested_lists(model.A), _nested_lists(model.encodings)
     check_positive("alpha", p["alpha"])

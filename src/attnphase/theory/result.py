@@ -1,8 +1,24 @@
-"""The result record of a state-evolution fixed point and the solvers' errors."""
+"""The one result record of a state-evolution fixed point, for every channel, and the solvers'
+errors.
+
+Overlaps and conjugates are stored as matrices (q, V, qhat, Vhat: r x r; M, Mhat: K x r; theta,
+thetahat: t x r; THEORY.md §7 conventions) and read as plain floats where they are 1 x 1 (the
+paper's case, THEORY.md §1-§3: `r.q`, `r.m`, `r.theta`). Every number has a `<name>_err`: the
+standard error over independent scramblings for QMC, NaN for a single Gauss-Hermite solve (the
+transitions estimate Gauss-Hermite errors from a second order).
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..params import ModelParams
+from .method import QMC, GaussHermite, Method
 
 
 class ConvergenceError(RuntimeError):
@@ -13,45 +29,120 @@ class NonConvergenceWarning(RuntimeWarning):
     """Emitted when a fixed point is not reached and strict=False."""
 
 
+OVERLAP_KEYS = ("q", "M", "theta", "V")
+HAT_KEYS = ("qhat", "Mhat", "thetahat", "Vhat")
+OBSERVABLES = ("test_error", "train_loss", "train_loss_identity")
+STABILITY_NAMES = ("rs_stability", "jump_mass", "vhat_smooth")  # NaN until `with_stability`
+# the record's names of the overlaps: m and mhat are M and Mhat
+NAMES = ("q", "m", "V", "theta", "qhat", "mhat", "Vhat", "thetahat")
+_KEY = {"m": "M", "mhat": "Mhat"}
+# on a branch: an order parameter counts as non-zero above three standard errors plus this
+ON_BRANCH = 1e-8
+
+
+def plain_value(x) -> float | np.ndarray:
+    """A float for a one-element array (r = t = K = 1), the array otherwise."""
+    arr = np.asarray(x)
+    return float(arr.ravel()[0]) if arr.size == 1 else arr
+
+
+def _listed(x):
+    return x.tolist() if isinstance(x, np.ndarray) else x
+
+
+def _value_property(name: str, errors: bool):
+    key = _KEY.get(name, name)
+
+    def get(self: TheoryResult):
+        table = self.errors if errors else self.values
+        return plain_value(table[key]) if key in table else float("nan")
+
+    get.__doc__ = f"{'standard error of ' if errors else ''}{name} (float when 1 x 1)"
+    return property(get)
+
+
 @dataclass(frozen=True)
 class TheoryResult:
-    """One state-evolution fixed point (THEORY.md conventions; eps_g = test_error = mse/2).
+    """One fixed point of the state evolution (THEORY.md §3, §7).
 
-    train_loss is R(Q)/d = -Phi (eq. 14). When converged is False the numbers are NaN unless
-    the iteration merely ran out of steps, and status says why. rs_stability, jump_mass and
-    vhat_smooth (THEORY §9, `attnphase.theory.stability`) are NaN until measured by
-    `with_stability`.
+    values / errors: the overlaps q, M, theta, V and conjugates (matrices), the observables
+    test_error (eps_g = mse/2), train_loss (R/d = -Phi), train_loss_identity (QMC: alpha
+    E[ell] + lambda tr q/(2 sigma^2), equal to train_loss up to the integration error) and,
+    once measured by `with_stability`, rs_stability, jump_mass and vhat_smooth (THEORY.md §9).
+    Read them as attributes (`r.q`, `r.q_err`, ...). converged is False with a status saying
+    why when the fixed point was not reached; the numbers are then NaN unless the iteration
+    merely ran out of steps. residuals: one number per iteration of the final solve (of the
+    first scrambling for QMC). solutions: the fixed point of every scrambling (QMC).
+    Untied models: q is 2 x 2 (query, key), M and theta have a query and a key column
+    (docs/theory-untied.md). Mixtures: M's last K - 1 rows are the mean overlaps m_mu
+    (docs/theory-mixtures.md), with cluster_m and mean_multiplier in values.
     """
 
     alpha: float
-    omega: float
-    sigma: float
-    lam: float
-    A: tuple[tuple[float, float], tuple[float, float]]
+    params: ModelParams
     branch: str
-    q: float
-    m: float
-    V: float
-    theta: float
-    qhat: float
-    mhat: float
-    Vhat: float
-    thetahat: float
-    test_error: float
-    train_loss: float
+    method: Method
+    values: Mapping[str, Any]
+    errors: Mapping[str, Any]
     linear_test_error: float
+    linear_test_error_err: float
     converged: bool
     iterations: int
-    residual: float
-    residuals: tuple[float, ...]
     status: str
-    order: tuple[int, int]
-    rs_stability: float = float("nan")
-    rs_stability_err: float = float("nan")
-    jump_mass: float = float("nan")
-    jump_mass_err: float = float("nan")
-    vhat_smooth: float = float("nan")
-    vhat_smooth_err: float = float("nan")
+    residuals: tuple[float, ...] = ()
+    solutions: tuple = field(default=(), repr=False, compare=False)
+
+    q = _value_property("q", False)
+    m = _value_property("m", False)
+    V = _value_property("V", False)
+    theta = _value_property("theta", False)
+    qhat = _value_property("qhat", False)
+    mhat = _value_property("mhat", False)
+    Vhat = _value_property("Vhat", False)
+    thetahat = _value_property("thetahat", False)
+    test_error = _value_property("test_error", False)
+    train_loss = _value_property("train_loss", False)
+    train_loss_identity = _value_property("train_loss_identity", False)
+    rs_stability = _value_property("rs_stability", False)
+    jump_mass = _value_property("jump_mass", False)
+    vhat_smooth = _value_property("vhat_smooth", False)
+    mean_multiplier = _value_property("mean_multiplier", False)
+    q_err = _value_property("q", True)
+    m_err = _value_property("m", True)
+    V_err = _value_property("V", True)
+    theta_err = _value_property("theta", True)
+    qhat_err = _value_property("qhat", True)
+    mhat_err = _value_property("mhat", True)
+    Vhat_err = _value_property("Vhat", True)
+    thetahat_err = _value_property("thetahat", True)
+    test_error_err = _value_property("test_error", True)
+    train_loss_err = _value_property("train_loss", True)
+    train_loss_identity_err = _value_property("train_loss_identity", True)
+    rs_stability_err = _value_property("rs_stability", True)
+    jump_mass_err = _value_property("jump_mass", True)
+    vhat_smooth_err = _value_property("vhat_smooth", True)
+    mean_multiplier_err = _value_property("mean_multiplier", True)
+
+    @property
+    def omega(self) -> float:
+        return self.params.omega
+
+    @property
+    def sigma(self) -> float:
+        return self.params.sigma
+
+    @property
+    def lam(self) -> float:
+        return self.params.lam
+
+    @property
+    def A(self) -> tuple[tuple[float, ...], ...]:
+        return self.params.A
+
+    @property
+    def residual(self) -> float:
+        """The last residual of the final solve (NaN if it made no step)."""
+        return self.residuals[-1] if self.residuals else float("nan")
 
     @property
     def mse(self) -> float:
@@ -65,21 +156,152 @@ class TheoryResult:
 
     @property
     def kind(self) -> str:
-        """Which fixed point this is, judged from (m, theta): semantic, positional or trivial."""
+        """Which fixed point this is: semantic (theta != 0), positional (the positional rows of
+        M != 0), mixed (both), trivial (neither); with correlated tokens clustered where the
+        mean rows m_mu are != 0 and the positional rows are 0, mixed where both are; "none"
+        when not converged. Gauss-Hermite: non-zero above 1e-6 (theta: 1e-6 sigma^2); QMC:
+        above three standard errors plus ON_BRANCH (ON_BRANCH alone for one scrambling)."""
         if not self.converged:
             return "none"
-        sem = abs(self.theta) > 1e-6 * self.sigma**2
-        pos = abs(self.m) > 1e-6
+        if isinstance(self.method, GaussHermite):
+            sem = abs(self.theta) > 1e-6 * self.sigma**2
+            pos = abs(self.m) > 1e-6
+            if sem and pos:
+                return "mixed"
+            return "semantic" if sem else "positional" if pos else "trivial"
+        err = {k: np.nan_to_num(self.errors[k]) for k in ("theta", "M")}
+        sem = np.any(np.abs(self.values["theta"]) > 3 * err["theta"] + ON_BRANCH)
+        aligned = np.abs(self.values["M"]) > 3 * err["M"] + ON_BRANCH
+        pos = np.any(aligned[: self.params.K])
+        if np.any(aligned[self.params.K :]):
+            return "mixed" if pos else "clustered"
         if sem and pos:
             return "mixed"
         return "semantic" if sem else "positional" if pos else "trivial"
 
+    def with_values(self, values: Mapping[str, Any], errors: Mapping[str, Any]) -> TheoryResult:
+        """The same record with further values and errors (e.g. the stability measures)."""
+        return dataclasses.replace(
+            self, values={**self.values, **values}, errors={**self.errors, **errors}
+        )
+
     def as_dict(self) -> dict:
-        """Flat record for tables and JSON (A as a11..a22, order as n_xi, n_y)."""
-        d = asdict(self)
-        d.pop("residuals")
-        (d["a11"], d["a12"]), (d["a21"], d["a22"]) = d.pop("A")
-        d["n_xi"], d["n_y"] = d.pop("order")
+        """Flat record for tables and JSON. Gauss-Hermite: the paper's scalars, A as
+        a11..a22, the orders as n_xi, n_y. QMC: overlaps as scalars for r = t = K = 1 (nested
+        lists otherwise) with `<name>_err`, L, rank, teacher_rank, A, encodings, points,
+        randomisations, and the variant's columns."""
+        if isinstance(self.method, GaussHermite):
+            return self._exact_dict()
+        return self._qmc_dict()
+
+    def _exact_dict(self) -> dict:
+        d: dict[str, Any] = {
+            "alpha": self.alpha,
+            "omega": self.omega,
+            "sigma": self.sigma,
+            "lam": self.lam,
+            "branch": self.branch,
+        }
+        for name in (*NAMES, "test_error", "train_loss"):
+            d[name] = getattr(self, name)
+        d.update(
+            linear_test_error=self.linear_test_error,
+            converged=self.converged,
+            iterations=self.iterations,
+            residual=self.residual,
+            status=self.status,
+        )
+        for name in STABILITY_NAMES:
+            d[name] = getattr(self, name)
+            d[f"{name}_err"] = getattr(self, f"{name}_err")
+        (d["a11"], d["a12"]), (d["a21"], d["a22"]) = self.A
+        assert isinstance(self.method, GaussHermite)
+        d["n_xi"], d["n_y"] = self.method.order
         d["kind"] = self.kind
         d["engine"] = "l2"
         return d
+
+    def _qmc_dict(self) -> dict:
+        p = self.params
+        assert isinstance(self.method, QMC)
+        d: dict[str, Any] = {
+            "alpha": self.alpha,
+            "omega": p.omega,
+            "sigma": p.sigma,
+            "lam": p.lam,
+            "branch": self.branch,
+        }
+        for name in (*NAMES, *OBSERVABLES, *STABILITY_NAMES):
+            d[name] = _listed(getattr(self, name)) if self.values else float("nan")
+            d[f"{name}_err"] = (
+                _listed(getattr(self, f"{name}_err")) if self.values else float("nan")
+            )
+        d.update(
+            linear_test_error=self.linear_test_error,
+            linear_test_error_err=self.linear_test_error_err,
+            converged=self.converged,
+            iterations=self.iterations,
+            status=self.status,
+            kind=self.kind,
+            engine="general",
+            untied=p.untied,
+            L=p.L,
+            rank=p.rank,
+            teacher_rank=p.teacher_rank,
+            A=[list(row) for row in p.A],
+            encodings=[list(row) for row in p.encodings],
+            points=self.points,
+            randomisations=self.randomisations,
+        )
+        if p.untied and self.values:
+            d.update(self._query_key())
+        if p.mixture is not None:
+            d.update(self._mixture_fields())
+        return d
+
+    @property
+    def points(self) -> int | None:
+        """Sobol points per scrambling (QMC), before their antithetic images."""
+        return self.method.points if isinstance(self.method, QMC) else None
+
+    @property
+    def randomisations(self) -> int | None:
+        """Scramblings solved (QMC)."""
+        return self.method.randomisations if isinstance(self.method, QMC) else None
+
+    def _mixture_fields(self) -> dict:
+        """Correlated tokens: the mixture's parameters, m (positional rows of M), m_mean (the
+        mean rows) and cluster_m (per cluster), with errors (NaN when not converged)."""
+        mix = self.params.mixture
+        assert mix is not None
+        out = {
+            "mean_multiplier": self.values.get("mean_multiplier", float("nan")),
+            "mean_multiplier_err": self.errors.get("mean_multiplier", float("nan")),
+            "clusters": mix.clusters,
+            "label_correlation": mix.label_correlation,
+            "cluster_norm": mix.cluster_norm,
+        }
+        K = self.params.K
+        for table, suffix in ((self.values, ""), (self.errors, "_err")):
+            if not self.values:
+                out.update({f"{k}{suffix}": float("nan") for k in ("m", "m_mean", "cluster_m")})
+                continue
+            M = np.asarray(table["M"])
+            out[f"m{suffix}"] = _listed(plain_value(M[:K]))
+            out[f"m_mean{suffix}"] = _listed(plain_value(M[K:]))
+            out[f"cluster_m{suffix}"] = _listed(
+                np.asarray(table["cluster_m"])[:, 0] if M.shape[1] == 1 else table["cluster_m"]
+            )
+        return out
+
+    def _query_key(self) -> dict:
+        """Untied: the overlaps of Q_Q (column 0 of the field) and Q_K (column 1) by the names
+        the simulations report (q_query, m_query, theta_query, q_key, ...), with errors."""
+        out = {}
+        for name, key in (("q", "q"), ("m", "M"), ("theta", "theta")):
+            for table, suffix in ((self.values, ""), (self.errors, "_err")):
+                block = np.asarray(table[key])
+                for col, role in enumerate(("query", "key")):
+                    part = block[col, col] if key == "q" else block[:, col]
+                    out[f"{name}_{role}{suffix}"] = _listed(plain_value(part))
+        return out

@@ -25,20 +25,18 @@ the smooth part alpha E[sum_l D_l] = alpha V^{-1} E[sum_l (I - J_ll)], is report
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..params import ModelParams
-from .general.engine import plain_value
+from .method import QMC
 from .overlaps import MatrixOverlaps, sym_sqrt
+from .result import TheoryResult, plain_value
 
 if TYPE_CHECKING:
     from .general.channel import GeneralChannel
-    from .general.engine import GeneralResult
-    from .result import TheoryResult
 
 JUMP_RADIUS = 0.1  # in units of the standard Gaussian xi of the student field
 DISTINCT = 1e-4  # relative distance above which two prox minimisers are different minima
@@ -184,42 +182,39 @@ STABILITY_KEYS = tuple(Stability.__dataclass_fields__)
 
 
 def with_stability(
-    result: TheoryResult | GeneralResult,
+    result: TheoryResult,
     *,
     points: int | None = None,
     randomisations: int | None = None,
-) -> TheoryResult | GeneralResult:
-    """The fixed point `result` (a TheoryResult or GeneralResult) with THEORY §9's rs_stability,
-    jump_mass and vhat_smooth (and their standard errors over scramblings) filled in.
+) -> TheoryResult:
+    """The fixed point `result` with THEORY §9's rs_stability, jump_mass and vhat_smooth (and
+    their standard errors over scramblings) filled in (tied model, Gaussian tokens).
 
-    A general-engine result is measured on its own scramblings (seeds 0, 1, ... as `solve_general`
-    draws them by default) at each one's fixed point; an exact L = 2 result on `randomisations`
-    scramblings of `points` Sobol points of the same channel (defaults: the general engine's).
-    An unconverged result is returned unchanged (NaN)."""
-    from .general.channel import GeneralChannel
-    from .general.engine import (
-        DEFAULT_POINTS,
-        DEFAULT_RANDOMISATIONS,
-        GeneralResult,
-        make_channels,
-    )
+    A QMC result is measured on its own scramblings (seeds as `solve` draws them) at each one's
+    fixed point; a Gauss-Hermite result on `randomisations` scramblings of `points` Sobol points
+    of the QMC channel (defaults: `QMC()`'s). An unconverged result is returned unchanged (NaN).
+    """
+    from .general.engine import make_channels
 
     if not result.converged:
         return result
-    if isinstance(result, GeneralResult):
-        p = result.params
-        n = points or result.points
-        channels = make_channels(p, n, randomisations or result.randomisations)
+    p = result.params
+    if isinstance(result.method, QMC):
+        method = QMC(
+            points or result.method.points,
+            randomisations or result.method.randomisations,
+            result.method.seed,
+        )
+        channels = make_channels(p, method)
         overlaps = [s.overlaps for s in result.solutions][: len(channels)]
-        st = stability(channels[: len(overlaps)], overlaps, result.alpha, p)
-        values = {**result.values, **{k: getattr(st, k) for k in STABILITY_KEYS[::2]}}
-        errors = {**result.errors, **{k[:-4]: getattr(st, k) for k in STABILITY_KEYS[1::2]}}
-        return dataclasses.replace(result, values=values, errors=errors)
-    p = ModelParams(omega=result.omega, sigma=result.sigma, lam=result.lam, A=result.A)
-    o = MatrixOverlaps(*(np.array([[x]]) for x in (result.q, result.m, result.theta, result.V)))
-    channels = [
-        GeneralChannel(2, 1, 1, points or DEFAULT_POINTS, seed)
-        for seed in range(randomisations or DEFAULT_RANDOMISATIONS)
-    ]
-    st = stability(channels, [o] * len(channels), result.alpha, p)
-    return dataclasses.replace(result, **st.as_dict())
+    else:
+        default = QMC()
+        method = QMC(points or default.points, randomisations or default.randomisations)
+        channels = make_channels(p, method)
+        o = MatrixOverlaps(*(np.array([[x]]) for x in (result.q, result.m, result.theta, result.V)))
+        overlaps = [o] * len(channels)
+    st = stability(channels[: len(overlaps)], overlaps, result.alpha, p)
+    return result.with_values(
+        {k: getattr(st, k) for k in STABILITY_KEYS[::2]},
+        {k[:-4]: getattr(st, k) for k in STABILITY_KEYS[1::2]},
+    )

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..params import ModelParams, check_int
-from ..theory import DEFAULT_ORDER, DEFAULT_RANDOMISATIONS, pick_engine
+from ..theory import QMC, GaussHermite, Method, resolve_method
 from .general import general_transitions
-from .l2 import CHECK_ORDER, l2_transitions
+from .l2 import l2_transitions
 from .record import Transitions
 from .roots import bracket_sign_changes, refine_or_interpolate, refine_root
 
@@ -25,32 +25,28 @@ def find_transitions(
     alpha_min: float = 0.2,
     alpha_max: float = 2.5,
     num: int = 24,
-    engine: str = "auto",
-    order=DEFAULT_ORDER,
-    check_order=CHECK_ORDER,
-    points: int = TRANSITION_POINTS,
-    randomisations: int = DEFAULT_RANDOMISATIONS,
+    method: Method | str = "auto",
     progress: bool = False,
 ) -> Transitions:
     """alpha_c, alpha_l (THEORY.md §5) and the spinodals on [alpha_min, alpha_max], the
-    branches followed on a grid of `num` alphas. engine "auto": l2 for the paper's L=2 case,
-    general otherwise; order/check_order apply to l2, points/randomisations to general."""
+    branches followed on a grid of `num` alphas. method "auto": `GaussHermite()` for the
+    paper's L=2 case (errors from its `check_order`), `QMC(points=TRANSITION_POINTS)`
+    otherwise (errors from the spread over scramblings: at least 2)."""
     p = params if params is not None else ModelParams()
     if not 0 < alpha_min < alpha_max or not np.isfinite(alpha_max):
         raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
     num = check_int("num", num, minimum=3)
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, num)]
-    if pick_engine(engine, p) == "l2":
-        return l2_transitions(p, alphas, order, check_order)
-    points = check_int("points", points, minimum=2)
-    randomisations = check_int("randomisations", randomisations, minimum=2)
-    return general_transitions(
-        p, alphas, points=points, randomisations=randomisations, progress=progress
-    )
+    m = resolve_method(method, p)
+    if method == "auto" and isinstance(m, QMC):
+        m = QMC(points=TRANSITION_POINTS)
+    if isinstance(m, GaussHermite):
+        return l2_transitions(p, alphas, m)
+    check_int("randomisations", m.randomisations, minimum=2)
+    return general_transitions(p, alphas, m, progress=progress)
 
 
 __all__ = [
-    "CHECK_ORDER",
     "TRANSITION_POINTS",
     "Transitions",
     "bracket_sign_changes",

@@ -18,13 +18,8 @@ import numpy as np
 
 from ..baseline import linear_test_error_qmc
 from ..params import ModelParams
-from ..theory.general.engine import (
-    GeneralResult,
-    Solution,
-    general_learning_curve,
-    make_channels,
-    solve_one,
-)
+from ..theory import QMC, TheoryResult
+from ..theory.general.engine import Solution, make_channels, qmc_curve, solve_one
 from .record import Transitions
 from .roots import bracket_sign_changes, refine_or_interpolate
 
@@ -44,7 +39,7 @@ class BranchOnScrambling:
     """One branch on one scrambling: the grid's fixed points, and fixed points at any alpha
     warm-started from the nearest grid point on the branch (None where it is left)."""
 
-    def __init__(self, p, alphas, results: list[GeneralResult], k: int, branch: str, channel):
+    def __init__(self, p, alphas, results: list[TheoryResult], k: int, branch: str, channel):
         self.p, self.alphas, self.branch, self.channel = p, alphas, branch, channel
         self.grid = [r.solutions[k] if k < len(r.solutions) else None for r in results]
 
@@ -151,17 +146,15 @@ def _mean_and_error(roots: list[float]) -> tuple[float, float]:
 def general_transitions(
     p: ModelParams,
     alphas: list[float],
+    method: QMC,
     *,
-    points: int,
-    randomisations: int,
-    seed: int = 0,
     progress: bool = False,
 ) -> Transitions:
     """alpha_c, alpha_l and the spinodals on the grid `alphas` with the general engine; errors
     from the spread of the per-scrambling roots (module docstring)."""
-    channels = make_channels(p, points, randomisations, seed)
+    channels = make_channels(p, method)
     curves = {
-        b: general_learning_curve(alphas, p, branch=b, channels=channels, progress=progress)
+        b: qmc_curve(alphas, p, b, method, channels=channels, progress=progress)
         for b in ("semantic", "positional")
     }
     eps_lin, eps_lin_err = linear_test_error_qmc(p)
@@ -199,6 +192,6 @@ def general_transitions(
         alpha_min=alphas[0],
         alpha_max=alphas[-1],
         engine="general",
-        points=points,
-        randomisations=randomisations,
+        points=method.points,
+        randomisations=method.randomisations,
     )

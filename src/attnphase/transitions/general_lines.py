@@ -32,13 +32,9 @@ import numpy as np
 
 from ..baseline import linear_test_error_qmc
 from ..params import ModelParams, check_int
+from ..theory import QMC
 from ..theory.general.channel import GeneralChannel
-from ..theory.general.engine import (
-    GeneralMap,
-    _Layout,
-    _observables,
-    general_learning_curve,
-)
+from ..theory.general.engine import GeneralMap, _Layout, _observables, qmc_curve
 from ..theory.iterate import InadmissibleStep
 from .continuation import LinePoint
 from .general import ON_BRANCH, BranchOnScrambling
@@ -46,6 +42,8 @@ from .l2_lines import LINES, SCAN_NUM, line_follower, parameter_path
 from .newton import OffDomain
 from .roots import bracket_sign_changes
 from .systems import BranchAtOrder, CachedBranchMap, CrossingSystem, LinearSystem
+
+LINE_METHOD = QMC(points=2048, randomisations=4)
 
 
 def order_index(layout: _Layout, branch: str) -> int:
@@ -110,20 +108,11 @@ class GeneralLines:
 
     newton_tol = 1e-7
 
-    def __init__(
-        self,
-        path: Callable[[float], ModelParams],
-        points: int,
-        randomisations: int,
-        k: int,
-        seed: int = 0,
-    ):
-        self.path = path
-        self.points = check_int("points", points, minimum=2)
-        self.randomisations = check_int("randomisations", randomisations)
-        if not 0 <= k < self.randomisations:
-            raise ValueError(f"k must be a scrambling in [0, {self.randomisations}), got {k!r}")
-        self.k, self.seed = int(k), int(seed)
+    def __init__(self, path: Callable[[float], ModelParams], method: QMC, k: int):
+        self.path, self.method = path, method
+        if not 0 <= k < method.randomisations:
+            raise ValueError(f"k must be a scrambling in [0, {method.randomisations}), got {k!r}")
+        self.k = int(k)
         self._channel: GeneralChannel | None = None
 
     def channel(self, p: ModelParams) -> GeneralChannel:
@@ -131,7 +120,7 @@ class GeneralLines:
         path)."""
         if self._channel is None:
             self._channel = GeneralChannel(
-                p.L, p.rank, p.teacher_rank, self.points, self.seed + self.k
+                p.L, p.rank, p.teacher_rank, self.method.points, self.method.seed + self.k
             )
         return self._channel
 
@@ -175,7 +164,7 @@ def general_line_starts(
     """For each line, its start at s0 on the lines' scrambling ((z0,) for alpha_c/alpha_l,
     (t0, z0) for a spinodal) or the reason it has none in [alpha_min, alpha_max]: the format
     of `l2_lines.line_starts`. One scan of both branches on `num` alphas
-    (`general_learning_curve` on this scrambling); the roots are bracketed on the grid and
+    (`qmc_curve` on this scrambling); the roots are bracketed on the grid and
     interpolated linearly, the branch states there solved warm from the nearest grid point
     (`BranchOnScrambling.at`); a spinodal starts from the branch's last grid point."""
     p0 = lines.path(s0)
@@ -185,7 +174,7 @@ def general_line_starts(
         b: BranchOnScrambling(
             p0,
             alphas,
-            general_learning_curve(alphas, p0, branch=b, channels=[channel]),
+            qmc_curve(alphas, p0, b, QMC(), channels=[channel]),
             0,
             b,
             channel,
@@ -277,9 +266,7 @@ def general_transition_lines(
     *,
     parameter: str = "omega",
     A_end=None,
-    points: int = 2048,
-    randomisations: int = 4,
-    seed: int = 0,
+    method: QMC = LINE_METHOD,
     alpha_min: float = 0.2,
     alpha_max: float = 2.5,
     names: Sequence[str] = LINES,
@@ -298,14 +285,13 @@ def general_transition_lines(
     values = [float(v) for v in values]
     if not values:
         raise ValueError(f"{parameter}: give at least one value")
-    randomisations = check_int("randomisations", randomisations)
     path = parameter_path(p, parameter, A_end)
     window = (alpha_min, alpha_max)
     per_k: dict[str, list[list[LinePoint]]] = {name: [] for name in names}
     from tqdm.auto import tqdm
 
-    for k in tqdm(range(randomisations), desc="scramblings", disable=not progress):
-        lines = GeneralLines(path, points, randomisations, k, seed)
+    for k in tqdm(range(method.randomisations), desc="scramblings", disable=not progress):
+        lines = GeneralLines(path, method, k)
         starts = general_line_starts(lines, values[0], alpha_min, alpha_max, scan_num)
         for name in names:
             follower = line_follower(name, lines, starts[name], window)

@@ -14,7 +14,7 @@ import warnings
 
 from ..params import ModelParams
 from ..theory import (
-    DEFAULT_ORDER,
+    GaussHermite,
     NonConvergenceWarning,
     TheoryResult,
     learning_curve,
@@ -22,8 +22,6 @@ from ..theory import (
 )
 from .record import Transitions
 from .roots import bracket_sign_changes, refine_or_interpolate
-
-CHECK_ORDER = (48, 16)
 
 
 def _on(res: TheoryResult, branch: str) -> bool:
@@ -35,7 +33,11 @@ def _solve_from(alpha, p, near: TheoryResult, order) -> TheoryResult:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvergenceWarning)
         return solve(
-            alpha, p, init=(near.q, near.m, near.V, near.theta), order=order, branch=near.branch
+            alpha,
+            p,
+            start=(near.q, near.m, near.V, near.theta),
+            method=GaussHermite(order),
+            branch=near.branch,
         )
 
 
@@ -132,19 +134,14 @@ def _roots(alphas, p, sem, pos, order) -> tuple[float, float, float, float]:
     return alpha_c, alpha_l, bound_c, bound_l
 
 
-def l2_transitions(
-    p: ModelParams,
-    alphas: list[float],
-    order=DEFAULT_ORDER,
-    check_order=CHECK_ORDER,
-) -> Transitions:
+def l2_transitions(p: ModelParams, alphas: list[float], method: GaussHermite) -> Transitions:
     """alpha_c, alpha_l and the spinodals on the grid `alphas` with the exact L=2 engine; the
     errors are |root(order) - root(check_order)| plus the interpolation bounds."""
-    order, check_order = tuple(order), tuple(check_order)
+    order, check_order = method.order, method.check_order
     scans = {
         o: (
-            learning_curve(alphas, p, branch="semantic", order=o),
-            learning_curve(alphas, p, branch="positional", order=o),
+            learning_curve(alphas, p, branch="semantic", method=method.at_order(o)),
+            learning_curve(alphas, p, branch="positional", method=method.at_order(o)),
         )
         for o in (order, check_order)
     }

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..baseline import linear_test_error
 from ..params import ModelParams
-from ..theory import DEFAULT_ORDER, NonConvergenceWarning
+from ..theory import GaussHermite, NonConvergenceWarning
+from ..theory.method import EXACT
 from .continuation import (
     NEWTON_TOL,
     FoldFollower,
@@ -29,7 +30,6 @@ from .continuation import (
     fold_on,
     solve_root,
 )
-from .l2 import CHECK_ORDER
 from .roots import bracket_sign_changes
 from .systems import BranchAtOrder, BranchMap, CrossingSystem, LinearSystem
 
@@ -76,8 +76,8 @@ def first_point(p: ModelParams, alpha_min: float, alpha_max: float, order=SCAN_O
     from .l2 import _on
 
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, SCAN_NUM)]
-    sem = learning_curve(alphas, p, branch="semantic", order=order)
-    pos = learning_curve(alphas, p, branch="positional", order=order)
+    sem = learning_curve(alphas, p, branch="semantic", method=GaussHermite(order))
+    pos = learning_curve(alphas, p, branch="positional", method=GaussHermite(order))
     on_s = [_on(r, "semantic") for r in sem]
     on_p = [_on(r, "positional") for r in pos]
     nan = math.nan
@@ -123,7 +123,7 @@ def _state_near(p, branch, alpha, fp: FirstPoint, order) -> np.ndarray | None:
     x = fp.states[min(keys, key=lambda k: abs(k[1] - alpha))]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvergenceWarning)
-        res = solve(alpha, p, init=tuple(x), order=order, branch=branch)
+        res = solve(alpha, p, start=tuple(x), method=GaussHermite(order), branch=branch)
     return np.array([res.q, res.m, res.V, res.theta]) if _on(res, branch) else None
 
 
@@ -131,8 +131,8 @@ class L2Lines:
     """The defining systems of the four lines at any s of a parameter path, at the working
     order and at the check order."""
 
-    def __init__(self, path, order=DEFAULT_ORDER, check_order=CHECK_ORDER):
-        self.path, self.order, self.check_order = path, tuple(order), tuple(check_order)
+    def __init__(self, path, method: GaussHermite):
+        self.path, self.order, self.check_order = path, method.order, method.check_order
 
     def crossing(self, s: float, order=None) -> CrossingSystem:
         p, o = self.path(s), order or self.order
@@ -234,14 +234,13 @@ def transition_lines(
     A_end=None,
     alpha_min: float = 0.2,
     alpha_max: float = 2.5,
-    order=DEFAULT_ORDER,
-    check_order=CHECK_ORDER,
+    method: GaussHermite = EXACT,
     names: Sequence[str] = LINES,
 ) -> dict[str, list[LinePoint]]:
     """alpha_c, alpha_l and both spinodals (`names`) along `values` of `parameter` (in the
     given order) by continuation from a scan at values[0], in this process and without a
     store (`transition_table` splits, parallelises and resumes)."""
-    lines = L2Lines(parameter_path(p, parameter, A_end), order, check_order)
+    lines = L2Lines(parameter_path(p, parameter, A_end), method)
     starts = line_starts(lines, float(values[0]), alpha_min, alpha_max)
     window = (alpha_min, alpha_max)
     out = {}

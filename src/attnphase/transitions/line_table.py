@@ -26,9 +26,9 @@ from ..params import ModelParams
 from ..sweep.backends import check_backend, open_backend
 from ..sweep.spec import point_hash
 from ..sweep.store import BUSY, DONE, Heartbeat, Owner, ResultStore, StoreError, check_store
-from ..theory import DEFAULT_ORDER
+from ..theory import GaussHermite
+from ..theory.method import EXACT
 from .continuation import LinePoint, point_columns
-from .l2 import CHECK_ORDER
 from .l2_lines import LINES, L2Lines, line_follower, line_starts, parameter_path
 
 SCAN_KIND, LINE_KIND = "transition_scan", "transition_line"
@@ -37,7 +37,10 @@ POLL_SECONDS = 1.0
 
 
 def _model_dict(p: ModelParams) -> dict:
+    """The tied model as JSON-ready keyword arguments of ModelParams (the lines' points are
+    solved with Gauss-Hermite, which solves the tied model only)."""
     d = dataclasses.asdict(p)
+    del d["variant"]
     d["A"] = [list(map(float, row)) for row in p.A]
     if d["encodings"] is not None:
         d["encodings"] = [list(map(float, row)) for row in d["encodings"]]
@@ -59,7 +62,8 @@ class LineSetup:
 
     def lines(self) -> L2Lines:
         p = ModelParams(**self.model)
-        return L2Lines(parameter_path(p, self.parameter, self.A_end), self.order, self.check_order)
+        path = parameter_path(p, self.parameter, self.A_end)
+        return L2Lines(path, GaussHermite(self.order, self.check_order))
 
     def key(self) -> dict:
         """The setup as JSON-ready parameters (what a stored point's id is computed from)."""
@@ -182,8 +186,7 @@ def transition_table(
     A_end=None,
     alpha_min: float = 0.2,
     alpha_max: float = 2.5,
-    order=DEFAULT_ORDER,
-    check_order=CHECK_ORDER,
+    method: GaussHermite = EXACT,
     store: str | Path,
     names: Sequence[str] = LINES,
     backend: str = "process",
@@ -192,7 +195,8 @@ def transition_table(
     progress: bool = False,
 ) -> pd.DataFrame:
     """alpha_c, alpha_l and both spinodals at each of `values` of `parameter` (THEORY.md §5),
-    with errors (|root(order) - root(check_order)|), statuses and SE map evaluations, by
+    with errors (|root(order) - root(check_order)| of the Gauss-Hermite `method`), statuses
+    and SE map evaluations, by
     continuation through `store` (created if new; resumed if it holds points of these
     lines). One row per value, in increasing order; columns of the lines not in `names` are
     NaN with status "not requested"."""
@@ -213,8 +217,8 @@ def transition_table(
         None if A_end is None else [list(map(float, r)) for r in A_end],
         float(alpha_min),
         float(alpha_max),
-        tuple(int(o) for o in order),
-        tuple(int(o) for o in check_order),
+        method.order,
+        method.check_order,
     )
     lines = setup.lines()
     from tqdm.auto import tqdm

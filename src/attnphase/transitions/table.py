@@ -21,13 +21,13 @@ import numpy as np
 import pandas as pd
 
 from ..params import ModelParams
-from ..theory import DEFAULT_ORDER, DEFAULT_RANDOMISATIONS, pick_engine
+from ..theory import QMC, GaussHermite, Method, resolve_method
 from .continuation import point_columns
-from .l2 import CHECK_ORDER
 from .l2_lines import LINES, PATHS
 from .line_table import transition_table as l2_line_table
 
-METHODS = ("auto", "continuation", "scan")
+APPROACHES = ("auto", "continuation", "scan")
+TABLE_POINTS = 4096  # QMC points per scrambling of a table's lines under method "auto"
 
 
 def _summary(row: dict) -> str:
@@ -101,15 +101,11 @@ def transition_table(
     values: Sequence[float],
     *,
     parameter: str = "omega",
-    method: str = "auto",
-    engine: str = "auto",
+    approach: str = "auto",
+    method: Method | str = "auto",
     alpha_min: float = 0.2,
     alpha_max: float = 2.5,
     num: int = 24,
-    order=DEFAULT_ORDER,
-    check_order=CHECK_ORDER,
-    points: int = 4096,
-    randomisations: int = DEFAULT_RANDOMISATIONS,
     store: str | Path | None = None,
     lines: Sequence[str] = LINES,
     workers: int = 2,
@@ -118,45 +114,43 @@ def transition_table(
 ) -> pd.DataFrame:
     """alpha_c, alpha_l and both spinodals at each value of `parameter` (omega, sigma or lam).
 
-    method "continuation": exact L=2 engine, the lines followed through `store` (resumable;
-    a temporary store when None), in `workers` local processes or on the Dask `scheduler`;
-    general engine, followed on every scrambling in this process (`general_lines`; no store,
-    `points` per scrambling). "scan": `find_transitions` at every value (num alphas per scan;
-    either engine). "auto": continuation with the exact engine, scan with the general one.
+    approach "continuation": with Gauss-Hermite, the lines followed through `store`
+    (resumable; a temporary store when None), in `workers` local processes or on the Dask
+    `scheduler`; with QMC, followed on every scrambling in this process (`general_lines`; no
+    store). "scan": `find_transitions` at every value (num alphas per scan). "auto":
+    continuation with Gauss-Hermite, scan with QMC. method: the integration method ("auto":
+    Gauss-Hermite where it applies, else QMC with TABLE_POINTS points per scrambling).
     `lines`: the lines to follow (continuation; a scan finds all four)."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if approach not in APPROACHES:
+        raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
     if parameter not in PATHS or parameter == "A":
         raise ValueError(f"parameter must be omega, sigma or lam, got {parameter!r}")
     values = sorted({float(v) for v in values})
     for s in values:
         replace(p, **{parameter: s})  # ModelParams validates every value before any work
-    chosen = pick_engine(engine, p)
-    if method == "auto":
-        method = "continuation" if chosen == "l2" else "scan"
-    if method == "scan":
+    m = resolve_method(method, p)
+    if method == "auto" and isinstance(m, QMC):
+        m = QMC(points=TABLE_POINTS)
+    if approach == "auto":
+        approach = "continuation" if isinstance(m, GaussHermite) else "scan"
+    if approach == "scan":
         rows = _scan_rows(
             p,
             values,
             parameter,
             progress,
-            engine=chosen,
+            method=m,
             alpha_min=alpha_min,
             alpha_max=alpha_max,
             num=num,
-            order=order,
-            check_order=check_order,
-            points=points,
-            randomisations=randomisations,
         )
         df = pd.DataFrame(rows)
-    elif chosen == "general":
+    elif isinstance(m, QMC):
         df = _general_rows(
             p,
             values,
             parameter,
-            points=points,
-            randomisations=randomisations,
+            method=m,
             alpha_min=alpha_min,
             alpha_max=alpha_max,
             names=lines,
@@ -171,8 +165,7 @@ def transition_table(
                 parameter=parameter,
                 alpha_min=alpha_min,
                 alpha_max=alpha_max,
-                order=order,
-                check_order=check_order,
+                method=m,
                 store=Path(store) if store is not None else Path(tmp) / "lines.sqlite",
                 names=lines,
                 workers=workers,
@@ -180,7 +173,7 @@ def transition_table(
                 scheduler=scheduler,
                 progress=progress,
             )
-    if method == "continuation":
+    if approach == "continuation":
         df = _global_minimum_alpha_l(df)
     df["status"] = [_summary(r) for r in df.to_dict("records")]
     for k in ("omega", "sigma", "lam"):
@@ -188,8 +181,8 @@ def transition_table(
             df[k] = getattr(p, k)
     df["A"] = json.dumps([list(map(float, row)) for row in p.A])
     df["alpha_min"], df["alpha_max"] = alpha_min, alpha_max
-    if chosen == "l2":
-        df["n_xi"], df["n_y"] = order
-        df["check_n_xi"], df["check_n_y"] = check_order
-    df["method"] = method
+    if isinstance(m, GaussHermite):
+        df["n_xi"], df["n_y"] = m.order
+        df["check_n_xi"], df["check_n_y"] = m.check_order
+    df["method"] = approach
     return df

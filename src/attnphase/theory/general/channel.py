@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm, qmc
 
+from ...params import TIED, Mixture, Untied, Variant
 from ..overlaps import GeneralMoments, MatrixOverlaps, sym_sqrt, teacher_covariance
-from .mixture import Mixture, label_law, mixture_encodings
+from .mixture import label_law, mixture_encodings
 
 PROBE = 64  # coarse-search points of the prox (THEORY.md §8.1; tests/test_globalprox.py)
 
@@ -29,10 +30,10 @@ def gaussian_points(n: int, dim: int, seed: int) -> np.ndarray:
     return np.concatenate([z, -z])
 
 
-def attention(h: np.ndarray, untied: bool = False) -> np.ndarray:
-    """softmax_row(h h^T) for fields h of shape (n, L, r); untied: softmax_row(h_Q h_K^T) for
-    h = (h_Q, h_K) along the last axis (docs/theory-untied.md)."""
-    if untied:
+def attention(h: np.ndarray, variant: Variant = TIED) -> np.ndarray:
+    """softmax_row(h h^T) for fields h of shape (n, L, r); `Untied()`: softmax_row(h_Q h_K^T)
+    for h = (h_Q, h_K) along the last axis (docs/theory-untied.md)."""
+    if isinstance(variant, Untied):
         half = h.shape[-1] // 2
         z = h[..., :half] @ np.swapaxes(h[..., half:], -1, -2)
     else:
@@ -49,8 +50,8 @@ def target_matrix(hstar: np.ndarray, omega: float, A: np.ndarray) -> np.ndarray:
 class GeneralChannel:
     """Expectations over the fixed points of one scrambling, for L tokens, ranks r and t,
     encodings C (L x K) and token variance sigma^2. r is the width of the student field:
-    with `untied` (docs/theory-untied.md) it is 2 r_Q, the query fields then the key fields.
-    `mixture`: correlated tokens; M then has K - 1 further rows, the mean directions."""
+    untied (docs/theory-untied.md) it is 2 r_Q, the query fields then the key fields. A
+    `Mixture` (correlated tokens): M then has K - 1 further rows, the mean directions."""
 
     def __init__(
         self,
@@ -59,14 +60,16 @@ class GeneralChannel:
         t: int,
         n: int,
         seed: int,
-        untied: bool = False,
-        mixture: Mixture | None = None,
+        variant: Variant = TIED,
     ):
+        untied = isinstance(variant, Untied)
+        mixture = variant if isinstance(variant, Mixture) else None
         if untied and r % 2:
             raise ValueError(f"untied: the student field needs an even width, got r = {r}")
         if mixture is not None:
             mixture.check_length(L)
-        self.L, self.r, self.t, self.untied, self.mixture = L, r, t, untied, mixture
+        self.L, self.r, self.t, self.variant = L, r, t, variant
+        self.untied, self.mixture = untied, mixture
         self.z = gaussian_points(n, L * (r + t), seed).reshape(-1, L, r + t)
         copies = 1 if mixture is None else mixture.clusters**L
         z = np.tile(self.z, (copies, 1, 1))  # copy s of every point has label sequence s
@@ -168,7 +171,7 @@ class GeneralChannel:
         gamma_isqrt = sym_sqrt(teacher_covariance(o, rho), -0.5)
         score = self.xi @ sym_sqrt(o.q, -0.5) - self.y @ gamma_isqrt @ o.theta @ np.linalg.inv(o.q)
         Mc = env - cst  # a function of h* alone integrates to zero against the score
-        wt, u = self.weights, self.untied  # the points' weights (label law / points)
+        wt, u = self.weights, self.variant  # the points' weights (label law / points)
         return GeneralMoments(
             ff=np.einsum("n,nlr,nls->rs", wt, f, f),
             Ma=np.einsum("n,nlk,nlr->kr", wt * Mc, enc, score),

@@ -1,4 +1,5 @@
-"""Fixed points of the general state evolution (THEORY.md §7) for any L, r, t and encodings.
+"""The QMC channel's solver: fixed points of the general state evolution (THEORY.md §7) for any
+L, r, t, encodings and variant (tied, untied, correlated tokens).
 
 One scrambling of the quasi-Monte Carlo points gives a deterministic map
 overlaps -> hats -> overlaps (`general_equations`), iterated with the generic loop of
@@ -17,16 +18,16 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ...baseline import linear_test_error_qmc
-from ...params import ModelParams, check_int, check_positive
+from ...params import TIED, Mixture, ModelParams, Tied, Untied, Variant
 from .. import overlaps as ge
 from ..iterate import InadmissibleStep, iterate
+from ..method import QMC
+from ..result import TheoryResult
 from .channel import GeneralChannel
-from .mixture import Mixture, cluster_overlaps
+from .mixture import cluster_overlaps
 
 GENERAL_BRANCHES = ("semantic", "positional", "trivial", "mixed")
 MIXTURE_BRANCH = "clustered"  # correlated tokens: aligned with the cluster means, not the positions
-DEFAULT_POINTS = 8192  # per scrambling, before the antithetic images
-DEFAULT_RANDOMISATIONS = 4
 COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
 # damping of the cold stage: the undamped map's multipliers (THEORY.md §8.1) bound the step
 # 1 - damping below ~0.76 on the semantic branch and ~0.36 on the positional one (at 0.5 the
@@ -42,25 +43,23 @@ COLLAPSED = 1e-4  # max |M| (positional) or |theta| (semantic): the start fell t
 MEAN_STEP = 1e-3
 
 
-def field_width(p: ModelParams, untied: bool) -> int:
+def field_width(p: ModelParams) -> int:
     """Columns of the student field: r, or 2r for untied query and key (docs/theory-untied.md)."""
-    return 2 * p.rank if untied else p.rank
+    return 2 * p.rank if p.untied else p.rank
 
 
-def ridge(p: ModelParams, untied: bool) -> float:
+def ridge(p: ModelParams) -> float:
     """The ridge of the state evolution in the field's columns: lambda, or lambda/2 untied (the
     simulations' lambda/4 (|Q_Q|^2 + |Q_K|^2), the tied ridge at Q_Q = Q_K)."""
-    return p.lam / 2 if untied else p.lam
+    return p.lam / 2 if p.untied else p.lam
 
 
-def mean_rows(mixture: Mixture | None) -> int:
+def mean_rows(variant: Variant) -> int:
     """Rows of M beyond the positional ones: the K - 1 mean directions of a mixture."""
-    return 0 if mixture is None else mixture.directions
+    return variant.directions if isinstance(variant, Mixture) else 0
 
 
-def start_overlaps(
-    branch: str, p: ModelParams, untied: bool = False, mixture: Mixture | None = None
-) -> ge.MatrixOverlaps:
+def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
     """Starting overlaps of each branch, the L=2 authors' values (THEORY.md §3) per column:
     semantic: every column aligned with the teacher; positional: column 1 along the first
     encoding direction (M = (0.2, 0, ...): any M of rank one is this up to a rotation of the
@@ -70,12 +69,14 @@ def start_overlaps(
     invariant manifold of docs/theory-mixtures.md §3, whose stability `mean_multiplier`
     measures), except on the clustered branch: the semantic start with m_mu = 0.2 along the
     first mean direction."""
+    mixture = p.mixture
     if branch == MIXTURE_BRANCH and mixture is None:
         raise ValueError(f"branch {MIXTURE_BRANCH!r} needs correlated tokens (a mixture)")
-    if untied:
-        return _untied_start(start_overlaps(branch, p))
+    tied = dataclasses.replace(p, variant=Tied())
+    if p.untied:
+        return _untied_start(start_overlaps(branch, tied))
     if mixture is not None:
-        o = start_overlaps("semantic" if branch == MIXTURE_BRANCH else branch, p)
+        o = start_overlaps("semantic" if branch == MIXTURE_BRANCH else branch, tied)
         means = np.zeros((mixture.directions, p.rank))
         if branch == MIXTURE_BRANCH:
             means[0, 0] = 0.2
@@ -111,7 +112,7 @@ def _untied_start(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
 
 
 def free_overlaps(
-    branch: str, r: int, K: int, t: int, untied: bool = False, means: int = 0
+    branch: str, r: int, K: int, t: int, variant: Variant = TIED
 ) -> ge.MatrixOverlaps:
     """1 where an overlap iterates freely on a branch, 0 where it is held at zero. Every
     pinned set is an invariant manifold of the exact map for any A; the integration breaks the
@@ -133,6 +134,7 @@ def free_overlaps(
     N = 2, and moved a 512-point fixed point by 1%) except the clustered one: M's positional
     rows 0 (exact for K = 2: the reflection (xi, y, labels) -> (-xi, -y, swapped labels)),
     theta and the mean rows free: look for it where m_mu = 0 is unstable (`mean_multiplier`)."""
+    means = mean_rows(variant)
     q, theta, V = np.ones((r, r)), np.ones((t, r)), np.ones((r, r))
     if branch == MIXTURE_BRANCH:
         if not means:
@@ -147,7 +149,7 @@ def free_overlaps(
         M[:] = 0.0
     if branch in ("positional", "trivial"):
         theta[:] = 0.0
-    if untied:
+    if isinstance(variant, Untied):
         if branch == "mixed":
             raise ValueError(
                 "untied: the mixed branch needs rank >= 2; the untied theory has rank 1"
@@ -166,8 +168,9 @@ def free_overlaps(
 class _Layout:
     """Packing of MatrixOverlaps into one vector: q and V by their upper triangles."""
 
-    def __init__(self, r: int, K: int, t: int, untied: bool = False, means: int = 0):
-        self.r, self.K, self.t, self.untied, self.means = r, K + means, t, untied, means
+    def __init__(self, r: int, K: int, t: int, variant: Variant = TIED):
+        self.means = mean_rows(variant)
+        self.r, self.K, self.t, self.variant = r, K + self.means, t, variant
         self.iu = np.triu_indices(r)
 
     def pack(self, o: ge.MatrixOverlaps) -> np.ndarray:
@@ -201,7 +204,7 @@ class _Layout:
     def mask(self, branch: str) -> np.ndarray:
         """The packed `free_overlaps` of a branch (all free for any other name)."""
         pos = self.K - self.means
-        return self.pack(free_overlaps(branch, self.r, pos, self.t, self.untied, self.means))
+        return self.pack(free_overlaps(branch, self.r, pos, self.t, self.variant))
 
     def free_means(self, keep: np.ndarray) -> np.ndarray:
         """A mask with the mean rows of M (correlated tokens) free and keep's other pins."""
@@ -211,7 +214,7 @@ class _Layout:
         return out
 
 
-def canonical(o: ge.MatrixOverlaps, untied: bool = False) -> ge.MatrixOverlaps:
+def canonical(o: ge.MatrixOverlaps, variant: Variant = TIED) -> ge.MatrixOverlaps:
     """The overlaps in a fixed frame of the student's column space. The model is invariant under
     Q -> Q R (R orthogonal r x r: S(h R) = S(h), the ridge is isotropic), so fixed points come
     in orbits q -> R^T q R, M -> M R, theta -> theta R, V -> R^T V R, along which an iteration
@@ -221,7 +224,7 @@ def canonical(o: ge.MatrixOverlaps, untied: bool = False) -> ge.MatrixOverlaps:
     (sorting them would swap two columns there) and keeps a map that flips a column (M -> -M)
     from passing for a fixed point. For r = 1 this is the identity, and for untied query and key
     of rank 1 too (rotating the query column into the key column is no symmetry)."""
-    if untied:
+    if isinstance(variant, Untied):
         return o
     _, U = np.linalg.eigh(o.q)
     _, cols = linear_sum_assignment(-np.abs(U))
@@ -230,12 +233,12 @@ def canonical(o: ge.MatrixOverlaps, untied: bool = False) -> ge.MatrixOverlaps:
     return ge.MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
 
 
-def _column_signs(o: ge.MatrixOverlaps, untied: bool = False) -> np.ndarray:
+def _column_signs(o: ge.MatrixOverlaps, variant: Variant) -> np.ndarray:
     """Per student column, the sign making its largest theta entry positive (its largest M
     entry where theta's column is below COLLAPSED; + on the trivial manifold). untied: one
     sign for both columns (only the joint flip (Q_Q, Q_K) -> -(Q_Q, Q_K) is a symmetry), that
     of the largest theta entry (else M entry) over both."""
-    if untied:
+    if isinstance(variant, Untied):
         for block in (o.theta.ravel(), o.M.ravel()):
             top = block[np.argmax(np.abs(block))] if block.size else 0.0
             if abs(top) >= COLLAPSED:
@@ -252,13 +255,13 @@ def _column_signs(o: ge.MatrixOverlaps, untied: bool = False) -> np.ndarray:
 
 
 def oriented(
-    o: ge.MatrixOverlaps, h: ge.MatrixHats, untied: bool = False
+    o: ge.MatrixOverlaps, h: ge.MatrixHats, variant: Variant = TIED
 ) -> tuple[ge.MatrixOverlaps, ge.MatrixHats]:
     """Overlaps and their hats with every student column signed by `_column_signs`.
     Flipping a column (Q_c -> -Q_c, R = diag(+-1) in `canonical`'s symmetry) maps fixed points
     to fixed points of the point set reflected in y, whose law is the same; without it a damped
     cold start that carries theta through zero reports -theta."""
-    D = _column_signs(o, untied)
+    D = _column_signs(o, variant)
     two = np.outer(D, D)
     flipped = ge.MatrixOverlaps(q=o.q * two, M=o.M * D, theta=o.theta * D, V=o.V * two)
     hats = ge.MatrixHats(
@@ -282,11 +285,9 @@ class GeneralMap:
 
     def __init__(self, alpha: float, p: ModelParams, channel: GeneralChannel, keep: np.ndarray):
         self.alpha, self.p, self.channel, self.keep = alpha, p, channel, keep
-        self.untied = channel.untied
-        self.lam = ridge(p, self.untied)
-        self.layout = _Layout(
-            channel.r, p.K, p.teacher_rank, self.untied, mean_rows(channel.mixture)
-        )
+        self.variant = channel.variant
+        self.lam = ridge(p)
+        self.layout = _Layout(channel.r, p.K, p.teacher_rank, self.variant)
         # M = theta = 0 (trivial manifold): the fixed point is rotation invariant (q, V
         # proportional to I), nothing drifts, and q's eigenvectors are no frame
         self.isotropic = self.layout.pins_M_and_theta(keep)
@@ -309,7 +310,7 @@ class GeneralMap:
             new = ge.overlaps(h, sigma=self.p.sigma, lam=self.lam, rho=self.rho)
         except ArithmeticError as err:
             raise InadmissibleStep(str(err)) from None
-        fx = self.layout.pack(new if self.isotropic else canonical(new, self.untied)) * self.keep
+        fx = self.layout.pack(new if self.isotropic else canonical(new, self.variant)) * self.keep
         if not np.all(np.isfinite(fx)):
             raise InadmissibleStep("non-finite overlaps")
         return fx, (h, m)
@@ -395,10 +396,10 @@ def solve_one(
     """Fixed point on one scrambling from `start` (first damped on `coarse` when given), by
     Anderson-accelerated damped steps; a start whose order parameter collapses (`collapsed`)
     is finished on the trivial manifold."""
-    untied = channel.untied
-    layout = _Layout(channel.r, p.K, p.teacher_rank, untied, mean_rows(channel.mixture))
+    variant = channel.variant
+    layout = _Layout(channel.r, p.K, p.teacher_rank, variant)
     keep = layout.mask(branch)
-    x = layout.pack(canonical(start, untied)) * keep
+    x = layout.pack(canonical(start, variant)) * keep
     fine = GeneralMap(alpha, p, channel, keep)
     kw = dict(admissible=fine.admissible, damping=damping, max_iter=max_iter)
     iterations = 0
@@ -421,7 +422,7 @@ def solve_one(
         if pre.aux is not None and fine.admissible(pre.x):
             # the coarse points' fixed point stands in for the fine points' one of the same
             # sign: hand over +theta, else the fine stage solves the y-reflected points
-            x = layout.pack(oriented(layout.unpack(pre.x), pre.aux[0], untied)[0]) * keep
+            x = layout.pack(oriented(layout.unpack(pre.x), pre.aux[0], variant)[0]) * keep
             if not pre.converged and collapsed(layout, x, branch):
                 keep = layout.mask("trivial")
                 x, fine = x * keep, GeneralMap(alpha, p, channel, keep)
@@ -437,177 +438,12 @@ def solve_one(
     if rep.aux is None or not (rep.converged or rep.status == "maximum iterations reached"):
         return Solution(None, None, {}, False, iterations, rep.residuals, rep.status)
     h, m = rep.aux
-    o, h = oriented(layout.unpack(rep.x), h, untied)
-    observables = _observables(o, h, m, alpha, p, ridge(p, untied))
-    if channel.mixture is not None:
+    o, h = oriented(layout.unpack(rep.x), h, variant)
+    observables = _observables(o, h, m, alpha, p, ridge(p))
+    if p.mixture is not None:
         fmap = GeneralMap(alpha, p, channel, layout.free_means(keep))
         observables["mean_multiplier"] = mean_multiplier(fmap, o)
     return Solution(o, h, observables, rep.converged, iterations, rep.residuals, rep.status)
-
-
-@dataclass(frozen=True)
-class GeneralResult:
-    """Mean over scramblings of one fixed point, with standard errors (`errors[name]`).
-
-    values: q, M, theta, V, qhat, Mhat, thetahat, Vhat (arrays) and test_error, train_loss,
-    train_loss_identity (R/d computed as alpha E[ell] + lambda tr q/(2 sigma^2), equal to
-    train_loss = -Phi at a fixed point up to the integration error). points: Sobol points per
-    scrambling, before their antithetic images (the integrals use twice as many). untied:
-    the overlaps are those of the field (h_Q, h_K): q is 2 x 2 (query, key), M and theta have
-    a query and a key column (docs/theory-untied.md). mixture: correlated tokens; M's last
-    K - 1 rows are the mean overlaps m_mu (docs/theory-mixtures.md), reported as m_mean and
-    per cluster as cluster_m (mu_k^T Q / sqrt d, the simulations' name), m being the positional
-    rows, and mean_multiplier, the stability of m_mu = 0 (`mean_multiplier`)."""
-
-    alpha: float
-    params: ModelParams
-    branch: str
-    values: dict[str, np.ndarray | float]
-    errors: dict[str, np.ndarray | float]
-    converged: bool
-    iterations: int
-    status: str
-    points: int
-    randomisations: int
-    linear_test_error: float
-    linear_test_error_err: float
-    solutions: tuple[Solution, ...] = dataclasses.field(repr=False)
-    untied: bool = False
-    mixture: Mixture | None = None
-
-    engine = "general"
-
-    def __getattr__(self, name: str):
-        """q, m (= M), V, theta, qhat, mhat, Vhat, thetahat, test_error, train_loss: the mean
-        over scramblings (a float for r = t = K = 1, else an array); `<name>_err` likewise;
-        rs_stability, jump_mass, vhat_smooth are NaN until `with_stability` measures them."""
-        base = name[:-4] if name.endswith("_err") else name
-        key = _ALIASES.get(base, base)
-        values = self.__dict__.get("values")  # None while unpickling
-        if values is None or (key not in values and key not in _MEASURED_LATER):
-            raise AttributeError(name)
-        table = self.errors if name.endswith("_err") else self.values
-        return plain_value(table[key]) if key in table else float("nan")
-
-    def as_dict(self) -> dict:
-        """Flat record for tables and JSON: today's keys (overlaps as scalars for r = t = K = 1,
-        nested lists otherwise), `<name>_err` for every overlap and observable, and `engine`."""
-        p = self.params
-        d = {
-            "alpha": self.alpha,
-            "omega": p.omega,
-            "sigma": p.sigma,
-            "lam": p.lam,
-            "branch": self.branch,
-        }
-        for name in (
-            "q",
-            "m",
-            "V",
-            "theta",
-            "qhat",
-            "mhat",
-            "Vhat",
-            "thetahat",
-            "test_error",
-            "train_loss",
-            "train_loss_identity",
-            *_MEASURED_LATER,
-        ):
-            d[name] = _listed(getattr(self, name)) if self.values else float("nan")
-            d[f"{name}_err"] = (
-                _listed(getattr(self, f"{name}_err")) if self.values else float("nan")
-            )
-        d.update(
-            linear_test_error=self.linear_test_error,
-            linear_test_error_err=self.linear_test_error_err,
-            converged=self.converged,
-            iterations=self.iterations,
-            status=self.status,
-            kind=self.kind,
-            engine=self.engine,
-            untied=self.untied,
-            L=p.L,
-            rank=p.rank,
-            teacher_rank=p.teacher_rank,
-            A=[list(row) for row in p.A],
-            encodings=[list(row) for row in p.encodings],
-            points=self.points,
-            randomisations=self.randomisations,
-        )
-        if self.untied and self.values:
-            d.update(self._query_key())
-        if self.mixture is not None:
-            d.update(self._mixture_fields())
-        return d
-
-    def _mixture_fields(self) -> dict:
-        """Correlated tokens: the mixture's parameters, m (positional rows of M), m_mean (the
-        mean rows) and cluster_m (per cluster), with errors (NaN when not converged)."""
-        mix = self.mixture
-        out = {
-            "mean_multiplier": self.values.get("mean_multiplier", float("nan")),
-            "mean_multiplier_err": self.errors.get("mean_multiplier", float("nan")),
-            "clusters": mix.clusters,
-            "label_correlation": mix.label_correlation,
-            "cluster_norm": mix.cluster_norm,
-        }
-        K = self.params.K
-        for table, suffix in ((self.values, ""), (self.errors, "_err")):
-            if not self.values:
-                out.update({f"{k}{suffix}": float("nan") for k in ("m", "m_mean", "cluster_m")})
-                continue
-            M = np.asarray(table["M"])
-            out[f"m{suffix}"] = _listed(plain_value(M[:K]))
-            out[f"m_mean{suffix}"] = _listed(plain_value(M[K:]))
-            out[f"cluster_m{suffix}"] = _listed(
-                np.asarray(table["cluster_m"])[:, 0] if M.shape[1] == 1 else table["cluster_m"]
-            )
-        return out
-
-    def _query_key(self) -> dict:
-        """Untied: the overlaps of Q_Q (column 0 of the field) and Q_K (column 1) by the names
-        the simulations report (q_query, m_query, theta_query, q_key, ...), with errors."""
-        out = {}
-        for name, key in (("q", "q"), ("m", "M"), ("theta", "theta")):
-            for table, suffix in ((self.values, ""), (self.errors, "_err")):
-                block = np.asarray(table[key])
-                for col, role in enumerate(("query", "key")):
-                    part = block[col, col] if key == "q" else block[:, col]
-                    out[f"{name}_{role}{suffix}"] = _listed(plain_value(part))
-        return out
-
-    @property
-    def kind(self) -> str:
-        """semantic (theta != 0), positional (M != 0), mixed (both) or trivial, judged against
-        three standard errors (against 1e-8 alone for one scrambling); "none" when not
-        converged. Correlated tokens: clustered where the mean rows m_mu are != 0 and the
-        positional rows are 0 (whatever theta), mixed where both are != 0."""
-        if not self.converged:
-            return "none"
-        err = {k: np.nan_to_num(self.errors[k]) for k in ("theta", "M")}  # NaN: one scrambling
-        sem = np.any(np.abs(self.values["theta"]) > 3 * err["theta"] + 1e-8)
-        aligned = np.abs(self.values["M"]) > 3 * err["M"] + 1e-8
-        pos = np.any(aligned[: self.params.K])
-        if np.any(aligned[self.params.K :]):
-            return "mixed" if pos else "clustered"
-        if sem and pos:
-            return "mixed"
-        return "semantic" if sem else "positional" if pos else "trivial"
-
-
-_ALIASES = {"m": "M", "mhat": "Mhat"}
-_MEASURED_LATER = ("rs_stability", "jump_mass", "vhat_smooth")  # NaN until `with_stability`
-
-
-def plain_value(x) -> float | np.ndarray:
-    """A float for a one-element array (r = t = K = 1), the array otherwise."""
-    arr = np.asarray(x)
-    return float(arr.ravel()[0]) if arr.size == 1 else arr
-
-
-def _listed(x):
-    return x.tolist() if isinstance(x, np.ndarray) else x
 
 
 def _summary(solutions: list[Solution], mixture: Mixture | None = None) -> tuple[dict, dict]:
@@ -632,93 +468,73 @@ def _summary(solutions: list[Solution], mixture: Mixture | None = None) -> tuple
     return values, errors
 
 
-def check_variant(p: ModelParams, untied: bool, mixture: Mixture | None) -> None:
-    """ValueError naming the option for what the general engine does not solve: untied with
-    rank > 1, untied with a mixture, a mixture with too many label sequences."""
-    if untied and p.rank != 1:
+def check_variant(p: ModelParams) -> None:
+    """ValueError naming the option for a variant this channel does not solve: untied with
+    rank > 1, a mixture with too many label sequences."""
+    if p.untied and p.rank != 1:
         raise ValueError(f"untied: the untied theory has student rank 1, got rank={p.rank}")
-    if mixture is not None:
-        if untied:
-            raise ValueError("mixture: correlated tokens are solved for the tied model only")
-        mixture.check_length(p.L)
+    if p.mixture is not None:
+        p.mixture.check_length(p.L)
 
 
-def make_channels(
-    p: ModelParams,
-    points: int,
-    randomisations: int,
-    seed: int = 0,
-    untied: bool = False,
-    mixture: Mixture | None = None,
-):
-    """`randomisations` independent scramblings (seeds seed, seed + 1, ...) of `points` points."""
-    width = field_width(p, untied)
+def make_channels(p: ModelParams, method: QMC) -> list[GeneralChannel]:
+    """`method.randomisations` independent scramblings (seeds seed, seed + 1, ...) of
+    `method.points` points."""
+    width = field_width(p)
     return [
-        GeneralChannel(p.L, width, p.teacher_rank, points, seed + k, untied, mixture)
-        for k in range(randomisations)
+        GeneralChannel(p.L, width, p.teacher_rank, method.points, method.seed + k, p.variant)
+        for k in range(method.randomisations)
     ]
 
 
-def solve_general(
+def solve_qmc(
     alpha: float,
-    params: ModelParams | None = None,
+    p: ModelParams,
+    start: ge.MatrixOverlaps | None,
+    branch: str,
+    method: QMC,
     *,
-    init: str | ge.MatrixOverlaps = "semantic",
-    branch: str | None = None,
-    points: int = DEFAULT_POINTS,
-    randomisations: int = DEFAULT_RANDOMISATIONS,
-    seed: int = 0,
     tol: float = 1e-5,
     damping: float = 0.5,
     anderson: int = 3,
     max_iter: int = 200,
     channels: list[GeneralChannel] | None = None,
-    untied: bool = False,
-    mixture: Mixture | None = None,
-) -> GeneralResult:
-    """One fixed point of the general state evolution at alpha, on `randomisations`
-    independent scramblings of `points` Sobol points (plus antithetic images) each.
-    untied: separate query and key matrices (rank 1; docs/theory-untied.md). mixture:
-    correlated tokens (tied model; docs/theory-mixtures.md), the mean overlaps m_mu free.
+) -> TheoryResult:
+    """One fixed point of the general state evolution at alpha, on `method.randomisations`
+    independent scramblings of `method.points` Sobol points (plus antithetic images) each.
 
-    init: a branch name (started cold: damped iterations on points/8 first) or explicit
-    MatrixOverlaps (with `branch` naming the manifold to pin, if any). The first scrambling's
-    fixed point warm-starts the others. `channels` (one per scrambling) may be passed in to
-    reuse points and prox warm starts along a curve.
+    start None: the branch's starting overlaps, started cold (damped iterations on points/8
+    first); explicit MatrixOverlaps are solved on `branch`'s invariant manifold (`free_overlaps`;
+    any other name pins nothing). The first scrambling's fixed point warm-starts the others.
+    `channels` (one per scrambling, built by `make_channels`) may be passed in to reuse points
+    and prox warm starts along a curve.
     """
-    alpha = check_positive("alpha", alpha)
-    p = params if params is not None else ModelParams()
-    points = check_int("points", points, minimum=2)
-    randomisations = check_int("randomisations", randomisations)
-    check_variant(p, untied, mixture)
-    if channels is not None and any(c.untied != untied for c in channels):
-        raise ValueError(f"channels: built with untied={not untied}, solving untied={untied}")
-    if channels is not None and any(c.mixture != mixture for c in channels):
-        raise ValueError(f"channels: built for another mixture than {mixture}")
-    if isinstance(init, str):
-        start, label, cold = start_overlaps(init, p, untied, mixture), init, True
+    check_variant(p)
+    if channels is not None and any(c.variant != p.variant for c in channels):
+        raise ValueError(f"channels: built for another variant than {p.variant}")
+    if start is None:
+        start, cold = start_overlaps(branch, p), True
     else:
-        start, label, cold = init, branch or "custom", False
+        cold = False
     if channels is None:
-        channels = make_channels(p, points, randomisations, seed, untied, mixture)
+        channels = make_channels(p, method)
     solutions: list[Solution] = []
     for k, channel in enumerate(channels):
         coarse = None
         if cold and k == 0:
             coarse = GeneralChannel(
                 p.L,
-                field_width(p, untied),
+                field_width(p),
                 p.teacher_rank,
-                max(points // COARSE_FRACTION, 64),
-                seed + 10_000,
-                untied,
-                mixture,
+                max(method.points // COARSE_FRACTION, 64),
+                method.seed + 10_000,
+                p.variant,
             )
         sol = solve_one(
             alpha,
             p,
             start,
-            label,
+            branch,
             channel,
             coarse=coarse,
             tol=tol,
@@ -734,78 +550,61 @@ def solve_general(
     eps_lin, eps_lin_err = linear_test_error_qmc(p)
     ok = [s for s in solutions if s.overlaps is not None]
     converged = len(ok) == len(channels) and all(s.converged for s in solutions)
-    values, errors = _summary(ok, mixture) if ok else ({}, {})
+    values, errors = _summary(ok, p.mixture) if ok else ({}, {})
     status = "converged" if converged else "; ".join(sorted({s.status for s in solutions}))
-    return GeneralResult(
+    return TheoryResult(
         alpha=alpha,
         params=p,
-        branch=label,
+        branch=branch,
+        method=QMC(channels[0].n_points // 2, len(channels), method.seed),
         values=values,
         errors=errors,
+        linear_test_error=eps_lin,
+        linear_test_error_err=eps_lin_err,
         converged=converged,
         iterations=sum(s.iterations for s in solutions),
         status=status,
-        points=channels[0].n_points // 2,
-        randomisations=len(channels),
-        linear_test_error=eps_lin,
-        linear_test_error_err=eps_lin_err,
+        residuals=solutions[0].residuals,
         solutions=tuple(solutions),
-        untied=untied,
-        mixture=mixture,
     )
 
 
-def general_learning_curve(
-    alphas,
-    params: ModelParams | None = None,
+def qmc_curve(
+    alphas: list[float],
+    p: ModelParams,
+    branch: str,
+    method: QMC,
     *,
-    branch: str = "semantic",
-    points: int = DEFAULT_POINTS,
-    randomisations: int = DEFAULT_RANDOMISATIONS,
-    seed: int = 0,
     tol: float = 1e-5,
     progress: bool = False,
     channels: list[GeneralChannel] | None = None,
-    untied: bool = False,
-    mixture: Mixture | None = None,
-) -> list[GeneralResult]:
-    """Follow one branch along alpha with the general engine (results in the order of alphas):
-    the same points and prox warm starts throughout (common random numbers, so differences
-    between alphas and branches are smooth; pass the same `channels` to several curves to share
-    them across branches), each point warm-started from the previous one once the branch is
-    found (beyond its end too); increasing alpha, except decreasing for the semantic branch."""
-    p = params if params is not None else ModelParams()
-    alist = [check_positive("alpha", a) for a in alphas]
-    if not alist:
-        raise ValueError("alphas must not be empty")
-    check_variant(p, untied, mixture)
+) -> list[TheoryResult]:
+    """Follow one branch along alpha (results in the order of alphas): the same points and
+    prox warm starts throughout (common random numbers, so differences between alphas and
+    branches are smooth; pass the same `channels` to several curves to share them across
+    branches), each point warm-started from the previous one once the branch is found (beyond
+    its end too); increasing alpha, except decreasing for the semantic branch."""
+    check_variant(p)
     if channels is None:
-        channels = make_channels(p, points, randomisations, seed, untied, mixture)
-    order = sorted(range(len(alist)), key=lambda i: alist[i], reverse=branch == "semantic")
+        channels = make_channels(p, method)
+    order = sorted(range(len(alphas)), key=lambda i: alphas[i], reverse=branch == "semantic")
     if progress:
         from tqdm.auto import tqdm
 
         order = tqdm(order, desc=f"{branch} branch", unit="alpha")
-    results: dict[int, GeneralResult] = {}
-    previous: GeneralResult | None = None
+    results: dict[int, TheoryResult] = {}
+    previous: TheoryResult | None = None
     found = False
     for i in order:
         # warm from the previous point once the branch is found, also where it has ended
         # (its order parameter collapsed: the curve goes on at the point it fell to, instead
         # of a cold start per alpha that falls there again, ~10x slower at L=3)
         warm = previous is not None and previous.converged and found
-        init = previous.solutions[0].overlaps if warm else branch
-        res = solve_general(
-            alist[i],
-            p,
-            init=init,
-            branch=branch,
-            channels=channels,
-            tol=tol,
-            untied=untied,
-            mixture=mixture,
-        )
+        start = previous.solutions[0].overlaps if warm and previous is not None else None
+        # a cold start's coarse stage uses 1/8 of the default points (QMC()), not of the
+        # curve's: kept as it was, so that the curves' numbers do not move
+        res = solve_qmc(alphas[i], p, start, branch, QMC(), tol=tol, channels=channels)
         found = found or (res.converged and res.kind == branch)
         results[i] = res
         previous = res
-    return [results[i] for i in range(len(alist))]
+    return [results[i] for i in range(len(alphas))]

@@ -20,12 +20,12 @@ import numpy as np
 
 from ...params import check_int
 from ..overlaps import MatrixOverlaps, sym_sqrt, teacher_covariance
+from ..result import TheoryResult
 from .channel import GeneralChannel, attention, target_matrix
-from .engine import GeneralResult
 
 
 def positional_output_correction(
-    result: GeneralResult, d: int, *, points: int = 2**15, seed: int = 123
+    result: TheoryResult, d: int, *, points: int = 2**15, seed: int = 123
 ) -> dict[str, float]:
     """The finite-d excess of eps_g and of the training loss R/d at dimension d over the
     theory's values at the fixed point `result` (module docstring), keyed like the

@@ -17,45 +17,10 @@ the mean rows of M are m_mu = U_mu^T Q / sqrt(d), and mu_k^T Q / sqrt(d) = N B_k
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 import numpy as np
 
-from ...params import check_int, check_nonnegative, check_unit_interval
-
-MAX_SEQUENCES = 64  # K^L label sequences are enumerated (the channel's cost grows with them)
-
-
-@dataclass(frozen=True)
-class Mixture:
-    """Gaussian-mixture tokens: `clusters` K >= 2 means of norm `cluster_norm`, neighbouring
-    labels with one-hot Pearson correlation `label_correlation` in [0, 1] (the names of
-    `SimConfig`)."""
-
-    clusters: int = 2
-    label_correlation: float = 0.0
-    cluster_norm: float = 1.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "clusters", check_int("clusters", self.clusters, minimum=2))
-        rho = check_unit_interval("label_correlation", self.label_correlation)
-        object.__setattr__(self, "label_correlation", rho)
-        object.__setattr__(
-            self, "cluster_norm", check_nonnegative("cluster_norm", self.cluster_norm)
-        )
-
-    @property
-    def directions(self) -> int:
-        """K - 1: the mean directions, extra rows of M."""
-        return self.clusters - 1
-
-    def check_length(self, L: int) -> None:
-        """ValueError naming `clusters` when the K^L label sequences exceed MAX_SEQUENCES."""
-        if self.clusters**L > MAX_SEQUENCES:
-            raise ValueError(
-                f"clusters: K^L = {self.clusters}^{L} label sequences exceed the "
-                f"{MAX_SEQUENCES} the mixture channel enumerates"
-            )
+from ...params import Mixture
 
 
 def simplex_vertices(K: int) -> np.ndarray:

@@ -1,7 +1,9 @@
-"""The exact L=2 engine: tied rank-1 dot-product attention with two tokens (THEORY.md §2-§6).
+"""The exact L=2 channel's solver: tied rank-1 dot-product attention with two tokens
+(THEORY.md §2-§6), integrated on a Gauss-Hermite grid.
 
-`solve` finds one fixed point of the state evolution; `learning_curve` follows a branch along a
-grid of alpha with warm starts. Both return frozen `TheoryResult` records.
+`solve_exact` finds one fixed point of the state evolution; `exact_curve` follows a branch
+along a grid of alpha with warm starts. Both return `TheoryResult` records; the public entry
+points are `attnphase.theory.solve` and `attnphase.theory.learning_curve`.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ...baseline import linear_test_error
-from ...params import ModelParams, check_positive
+from ...params import ModelParams
 from ..iterate import InadmissibleStep, iterate, residual_jacobian
+from ..method import GaussHermite
+from ..overlaps import MatrixOverlaps
 from ..result import ConvergenceError, NonConvergenceWarning, TheoryResult
 from . import equations as eq
 from .channel import ChannelIntegrator, ChannelMoments
@@ -28,8 +32,6 @@ INITIAL_OVERLAPS: dict[str, eq.Overlaps] = {
     "trivial": eq.Overlaps(q=0.0207, m=0.0, V=14.575, theta=0.0),
 }
 
-# Default Gauss-Hermite orders (n_xi, n_y); see the convergence study in the README.
-DEFAULT_ORDER = (64, 24)
 COARSE_ORDER = (16, 8)
 COARSE_MAX_ITER = 100  # the damped coarse stage of a cold start only prepares the fine solve
 
@@ -41,16 +43,6 @@ def _as_vector(o: eq.Overlaps) -> np.ndarray:
 def _admissible(x: np.ndarray, rho: float) -> bool:
     q, _, V, theta = x
     return bool(q > 0 and V > 0 and rho - theta * theta / q > 0)
-
-
-def _check_order(order) -> tuple[int, int]:
-    if isinstance(order, int):
-        order = (order, order)
-    if len(order) != 2 or any(int(n) != n or n < 2 for n in order):
-        raise ValueError(
-            f"order must be an int >= 2 or a pair (n_xi, n_y) of ints >= 2, got {order!r}"
-        )
-    return int(order[0]), int(order[1])
 
 
 def swap_symmetric(p: ModelParams) -> bool:
@@ -121,46 +113,33 @@ class _Engine:
         return fx, (h, e)
 
 
-def _result(alpha, p, branch, order, eps_lin, rep, x=None, hats_=None, mom=None) -> TheoryResult:
-    """The result record; without a point (x, hats_, mom) every computed number is NaN."""
-    nan = float("nan")
-    values = dict.fromkeys(
-        ("q", "m", "V", "theta", "qhat", "mhat", "Vhat", "thetahat", "test_error", "train_loss"),
-        nan,
-    )
+def _result(alpha, p, branch, method, eps_lin, rep, x=None, hats_=None, mom=None) -> TheoryResult:
+    """The result record; without a point (x, hats_, mom) it holds no values (all NaN)."""
+    values: dict[str, np.ndarray | float] = {}
     if x is not None:
         o = eq.Overlaps(*x)
         k = eq.kappa(sigma=p.sigma, omega=p.omega, A=p.A)
         phi = eq.free_entropy(
             o, hats_, mom, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho, kappa_=k
         )
-        values.update(
-            q=o.q,
-            m=o.m,
-            V=o.V,
-            theta=o.theta,
-            qhat=hats_.qhat,
-            mhat=hats_.mhat,
-            Vhat=hats_.Vhat,
-            thetahat=hats_.thetahat,
-            test_error=eq.test_error(mom, kappa_=k),
-            train_loss=-phi,
-        )
+        scalars = dict(q=o.q, M=o.m, V=o.V, theta=o.theta)
+        scalars.update(qhat=hats_.qhat, Mhat=hats_.mhat, Vhat=hats_.Vhat)
+        scalars.update(thetahat=hats_.thetahat)
+        values = {key: np.array([[v]]) for key, v in scalars.items()}
+        values.update(test_error=eq.test_error(mom, kappa_=k), train_loss=-phi)
     return TheoryResult(
         alpha=alpha,
-        omega=p.omega,
-        sigma=p.sigma,
-        lam=p.lam,
-        A=p.A,
+        params=p,
         branch=branch,
-        **values,
+        method=method,
+        values=values,
+        errors={},
         linear_test_error=eps_lin,
+        linear_test_error_err=float("nan"),
         converged=rep.converged,
         iterations=rep.iterations,
-        residual=rep.residual,
-        residuals=rep.residuals,
         status=rep.status,
-        order=order,
+        residuals=rep.residuals,
     )
 
 
@@ -173,16 +152,14 @@ class _Ladder:
     Newton steps with that Jacobian (Anderson when they stall).
     """
 
-    def __init__(self, order: tuple[int, int]):
+    def __init__(self, method: GaussHermite):
+        self.method = method
+        order = method.order
         self.full = ChannelIntegrator(*order)
         self.coarse = ChannelIntegrator(*COARSE_ORDER)
         mid = (order[0] // 2, order[1])
         self.mid = ChannelIntegrator(*mid) if mid[0] > COARSE_ORDER[0] else self.full
         self.jacobian: np.ndarray | None = None
-
-    @property
-    def order(self) -> tuple[int, int]:
-        return self.full.n_xi, self.full.n_y
 
 
 def _solve_with(
@@ -200,7 +177,7 @@ def _solve_with(
     estimator: str,
     strict: bool,
 ) -> TheoryResult:
-    order = ladder.order
+    method = ladder.method
     eps_lin = linear_test_error(p)
     pinned = pinned_overlaps(branch, p)
     engine = _Engine(alpha, p, ladder.full, estimator, pinned)
@@ -239,78 +216,64 @@ def _solve_with(
             raise ConvergenceError(msg)
         warnings.warn(msg, NonConvergenceWarning, stacklevel=3)
         if rep.aux is None or rep.status != "maximum iterations reached":
-            return _result(alpha, p, branch, order, eps_lin, rep)
+            return _result(alpha, p, branch, method, eps_lin, rep)
     hats_, mom = rep.aux
-    return _result(alpha, p, branch, order, eps_lin, rep, rep.x, hats_, mom)
+    return _result(alpha, p, branch, method, eps_lin, rep, rep.x, hats_, mom)
 
 
-def _check_l2(p: ModelParams) -> ModelParams:
-    if not p.is_l2:
-        raise ValueError(
-            "the exact L=2 engine needs L = 2, rank = teacher_rank = 1 and encodings (+1, -1); "
-            f"got L={p.L}, rank={p.rank}, teacher_rank={p.teacher_rank}, "
-            f"encodings={p.encodings} (use the general engine)"
-        )
-    return p
-
-
-def _start_overlaps(init) -> tuple[eq.Overlaps, str]:
-    if isinstance(init, str):
-        if init not in INITIAL_OVERLAPS:
-            raise ValueError(f"init must be one of {BRANCHES} or explicit overlaps, got {init!r}")
-        return INITIAL_OVERLAPS[init], init
-    if isinstance(init, eq.Overlaps):
-        return init, "custom"
-    if isinstance(init, dict):
-        return eq.Overlaps(**{k: float(init[k]) for k in ("q", "m", "V", "theta")}), "custom"
-    vals = np.asarray(init, dtype=float)
+def start_overlaps(start) -> eq.Overlaps:
+    """Explicit starting overlaps: an `Overlaps`, 1 x 1 `MatrixOverlaps`, a dict or the
+    numbers (q, m, V, theta); ValueError names `start`."""
+    if isinstance(start, eq.Overlaps):
+        return start
+    if isinstance(start, MatrixOverlaps):
+        vals = np.array([np.ravel(getattr(start, k)) for k in ("q", "M", "V", "theta")])
+        if vals.shape != (4, 1):
+            raise ValueError("start: Gauss-Hermite needs 1 x 1 overlaps (L = 2, r = t = K = 1)")
+        return eq.Overlaps(*vals[:, 0])
+    if isinstance(start, dict):
+        return eq.Overlaps(**{k: float(start[k]) for k in ("q", "m", "V", "theta")})
+    vals = np.asarray(start, dtype=float)
     if vals.shape != (4,) or not np.all(np.isfinite(vals)):
-        raise ValueError(f"init overlaps must be 4 finite numbers (q, m, V, theta), got {init!r}")
-    return eq.Overlaps(*vals), "custom"
+        raise ValueError(f"start overlaps must be 4 finite numbers (q, m, V, theta), got {start!r}")
+    return eq.Overlaps(*vals)
 
 
-def solve(
+def solve_exact(
     alpha: float,
-    params: ModelParams | None = None,
+    p: ModelParams,
+    start,
+    branch: str,
+    method: GaussHermite,
     *,
-    init="semantic",
-    order=DEFAULT_ORDER,
     tol: float = 1e-6,
     damping: float = 0.8,
     anderson: int = 5,
     max_iter: int = 300,
     estimator: str = "ibp",
     strict: bool = False,
-    branch: str | None = None,
 ) -> TheoryResult:
-    """One fixed point of the state evolution at sample complexity alpha.
-
-    init: a branch name ("semantic", "positional", "trivial": the authors' starting overlaps,
-    solved cold, i.e. damped iterations at a coarse order first) or explicit overlaps
-    (an `Overlaps`, a dict or (q, m, V, theta)), solved directly with Anderson acceleration;
-    with explicit overlaps, `branch` solves on that branch's invariant manifold (m and/or theta
-    held at zero, see `pinned_overlaps`) and labels the result with it.
-    order: Gauss-Hermite orders (n_xi, n_y), or one int for both.
-    Non-convergence: converged=False and a NonConvergenceWarning, or ConvergenceError if strict.
-    """
-    alpha = check_positive("alpha", alpha)
-    p = _check_l2(params if params is not None else ModelParams())
-    start, label = _start_overlaps(init)
-    if branch is not None:
-        if branch not in BRANCHES or isinstance(init, str):
-            raise ValueError(f"branch must be one of {BRANCHES}, with explicit overlaps as init")
-        label = branch
-    if not _admissible(_as_vector(start), p.rho):
+    """One fixed point on the exact channel. start None: the branch's initial overlaps
+    (THEORY.md §3), solved cold (damped iterations at a coarse order first); explicit overlaps
+    are solved directly with Anderson acceleration, on `branch`'s invariant manifold
+    (`pinned_overlaps`; "custom" pins nothing)."""
+    if start is None:
+        if branch not in INITIAL_OVERLAPS:
+            raise ValueError(f"branch must be one of {BRANCHES} for this method, got {branch!r}")
+        first = INITIAL_OVERLAPS[branch]
+    else:
+        first = start_overlaps(start)
+    if not _admissible(_as_vector(first), p.rho):
         raise ValueError(
-            f"init overlaps {start} are not admissible (need q, V > 0, q rho > theta^2)"
+            f"start overlaps {first} are not admissible (need q, V > 0, q rho > theta^2)"
         )
     return _solve_with(
         alpha,
         p,
-        start,
-        label,
-        _Ladder(_check_order(order)),
-        cold=isinstance(init, str),
+        first,
+        branch,
+        _Ladder(method),
+        cold=start is None,
         tol=tol,
         damping=damping,
         anderson=anderson,
@@ -318,22 +281,6 @@ def solve(
         estimator=estimator,
         strict=strict,
     )
-
-
-def branch_curves(
-    alphas: Iterable[float],
-    params: ModelParams | None = None,
-    branches: Sequence[str] = ("semantic", "positional"),
-    order=DEFAULT_ORDER,
-    progress: bool = False,
-) -> list[TheoryResult]:
-    """`learning_curve` of each branch in turn, concatenated (branch by branch)."""
-    alist = list(alphas)
-    return [
-        r
-        for b in branches
-        for r in learning_curve(alist, params, branch=b, order=order, progress=progress)
-    ]
 
 
 def _predict(done: list[TheoryResult], alpha: float, rho: float) -> eq.Overlaps:
@@ -348,12 +295,12 @@ def _predict(done: list[TheoryResult], alpha: float, rho: float) -> eq.Overlaps:
     return eq.Overlaps(*last)
 
 
-def learning_curve(
-    alphas: Iterable[float],
-    params: ModelParams | None = None,
+def exact_curve(
+    alphas: list[float],
+    p: ModelParams,
+    branch: str,
+    method: GaussHermite,
     *,
-    branch: str = "semantic",
-    order=DEFAULT_ORDER,
     tol: float = 1e-6,
     damping: float = 0.8,
     anderson: int = 5,
@@ -371,13 +318,9 @@ def learning_curve(
     result is; a failed point is reported (converged=False) and the next one is started cold.
     """
     if branch not in BRANCHES:
-        raise ValueError(f"branch must be one of {BRANCHES}, got {branch!r}")
-    alist = [check_positive("alpha", a) for a in alphas]
-    if not alist:
-        raise ValueError("alphas must not be empty")
-    p = _check_l2(params if params is not None else ModelParams())
-    ladder = _Ladder(_check_order(order))
-    sequence = sorted(range(len(alist)), key=lambda i: alist[i], reverse=branch == "semantic")
+        raise ValueError(f"branch must be one of {BRANCHES} for this method, got {branch!r}")
+    ladder = _Ladder(method)
+    sequence = sorted(range(len(alphas)), key=lambda i: alphas[i], reverse=branch == "semantic")
     results: dict[int, TheoryResult] = {}
     done: list[TheoryResult] = []  # consecutive converged points to continue from, in order
     reached = False  # has this continuation been on the branch yet?
@@ -387,9 +330,9 @@ def learning_curve(
 
         iterator = tqdm(sequence, desc=f"{branch} branch", unit="alpha")
     for i in iterator:
-        start = _predict(done, alist[i], p.rho) if done else INITIAL_OVERLAPS[branch]
+        start = _predict(done, alphas[i], p.rho) if done else INITIAL_OVERLAPS[branch]
         res = _solve_with(
-            alist[i],
+            alphas[i],
             p,
             start,
             branch,
@@ -407,4 +350,4 @@ def learning_curve(
         # before the branch appears, cold-start every point; after it ended, follow the fixed
         # point it ran into
         done = done + [res] if res.converged and reached else []
-    return [results[i] for i in range(len(alist))]
+    return [results[i] for i in range(len(alphas))]

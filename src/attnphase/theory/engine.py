@@ -1,0 +1,129 @@
+"""The one entry point to the state evolution: a model (`ModelParams`), a branch and an
+integration method in, `TheoryResult` records out, whichever channel integrates it.
+
+The channel is chosen by the method: `GaussHermite` is the exact L = 2 channel
+(`theory.l2`: closed-form 2 x 2 prox on a Gauss-Hermite grid, THEORY.md §2-§6), `QMC` the
+general channel (`theory.general`: any L, ranks, encodings and variant, THEORY.md §7).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Sequence
+
+from ..params import ModelParams, check_positive
+from .general.engine import qmc_curve, solve_qmc
+from .l2.engine import exact_curve, solve_exact
+from .method import QMC, GaussHermite, Method, resolve_method
+from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
+
+# semantic (theta != 0), positional (M != 0), trivial; mixed (rank >= 2: one column of each);
+# clustered (correlated tokens: aligned with the cluster means)
+BRANCHES = ("semantic", "positional", "trivial", "mixed", "clustered")
+
+
+def _check_branch(branch: str, start) -> str:
+    if start is None and branch not in BRANCHES:
+        raise ValueError(f"branch must be one of {BRANCHES}, got {branch!r}")
+    return branch
+
+
+def solve(
+    alpha: float,
+    params: ModelParams | None = None,
+    *,
+    branch: str | None = None,
+    start=None,
+    method: Method | str = "auto",
+    tol: float | None = None,
+    strict: bool = False,
+) -> TheoryResult:
+    """One fixed point of the state evolution at sample complexity alpha.
+
+    branch: the branch's starting overlaps, solved cold ("semantic" by default). start:
+    explicit overlaps (a `MatrixOverlaps`; for Gauss-Hermite also an `Overlaps`, a dict or
+    (q, m, V, theta)), solved warm on `branch`'s invariant manifold when a branch is named
+    (its pinned overlaps held at zero), on no manifold otherwise (labelled "custom").
+    method: `GaussHermite(...)`, `QMC(...)` or "auto" (Gauss-Hermite where it applies).
+    tol: the solver's relative tolerance (default 1e-6 Gauss-Hermite, 1e-5 QMC).
+    Non-convergence: converged=False and a NonConvergenceWarning, or ConvergenceError if strict.
+    """
+    alpha = check_positive("alpha", alpha)
+    p = params if params is not None else ModelParams()
+    m = resolve_method(method, p)
+    label = branch if branch is not None else ("semantic" if start is None else "custom")
+    label = _check_branch(label, start)
+    kw = {} if tol is None else {"tol": check_positive("tol", tol)}
+    if isinstance(m, GaussHermite):
+        return solve_exact(alpha, p, start, label, m, strict=strict, **kw)
+    res = solve_qmc(alpha, p, start, label, m, **kw)
+    if not res.converged:
+        msg = f"alpha={alpha}, branch={label}: {res.status}"
+        if strict:
+            raise ConvergenceError(msg)
+        warnings.warn(msg, NonConvergenceWarning, stacklevel=2)
+    return res
+
+
+def learning_curve(
+    alphas: Iterable[float],
+    params: ModelParams | None = None,
+    *,
+    branch: str = "semantic",
+    method: Method | str = "auto",
+    tol: float | None = None,
+    progress: bool = False,
+) -> list[TheoryResult]:
+    """Follow one branch along alpha with warm starts; results in the order of `alphas`.
+
+    The branch is continued from the end where its cold start is reliable (increasing alpha,
+    decreasing for the semantic branch); until it is found every point starts cold, then each
+    starts from the previous one, so past the end of the branch the curve follows the fixed
+    point it ran into (`kind` says which). QMC curves keep the same points and prox warm
+    starts throughout (common random numbers).
+    """
+    alist = [check_positive("alpha", a) for a in alphas]
+    if not alist:
+        raise ValueError("alphas must not be empty")
+    p = params if params is not None else ModelParams()
+    m = resolve_method(method, p)
+    _check_branch(branch, None)
+    kw = {} if tol is None else {"tol": check_positive("tol", tol)}
+    if isinstance(m, GaussHermite):
+        return exact_curve(alist, p, branch, m, progress=progress, **kw)
+    return qmc_curve(alist, p, branch, m, progress=progress, **kw)
+
+
+def learning_curves(
+    alphas: Sequence[float],
+    params: ModelParams | None = None,
+    branches: Sequence[str] = ("semantic", "positional"),
+    *,
+    method: Method | str = "auto",
+    progress: bool = False,
+    stability: bool = False,
+) -> list[TheoryResult]:
+    """`learning_curve` of each branch in turn, concatenated (branch by branch); with
+    `stability`, every fixed point carries THEORY §9's rs_stability and jump_mass (tied model,
+    Gaussian tokens only)."""
+    p = params if params is not None else ModelParams()
+    if stability and not p.is_tied_gaussian:
+        raise ValueError(
+            "stability: measured for the tied model with Gaussian tokens only, not with "
+            "untied query and key or correlated tokens"
+        )
+    curves = [
+        r
+        for b in branches
+        for r in learning_curve(alphas, p, branch=b, method=method, progress=progress)
+    ]
+    if not stability:
+        return curves
+    from tqdm.auto import tqdm
+
+    from .stability import with_stability
+
+    return [with_stability(r) for r in tqdm(curves, desc="RS stability", disable=not progress)]
+
+
+__all__ = ["BRANCHES", "QMC", "GaussHermite", "learning_curve", "learning_curves", "solve"]

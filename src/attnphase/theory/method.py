@@ -1,0 +1,107 @@
+"""How the channel's Gaussian expectations are integrated: one object that travels as one
+argument through solves, curves, transitions, sweeps and figures.
+
+`GaussHermite` is the exact L = 2 channel (tied, r = t = 1, C = (+1, -1)): a product
+Gauss-Hermite grid of `order` = (n_xi, n_y) nodes, with `check_order` the second order whose
+difference estimates the error of a transition. `QMC` is randomised quasi-Monte Carlo for any
+model: `randomisations` independent scramblings (seeds `seed`, `seed` + 1, ...) of `points`
+Sobol points each, whose spread is the integration error. `"auto"` picks Gauss-Hermite where it
+applies and QMC otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..params import ModelParams, check_int
+
+DEFAULT_ORDER = (64, 24)  # Gauss-Hermite (n_xi, n_y); the README's convergence study
+CHECK_ORDER = (48, 16)  # the second order of a transition's error estimate
+DEFAULT_POINTS = 8192  # Sobol points per scrambling, before the antithetic images
+DEFAULT_RANDOMISATIONS = 4
+
+
+def check_order(name: str, order) -> tuple[int, int]:
+    """An int >= 2 (both orders) or a pair (n_xi, n_y) of ints >= 2; ValueError names `name`."""
+    if isinstance(order, int):
+        order = (order, order)
+    try:
+        ok = len(order) == 2 and all(int(n) == n and n >= 2 for n in order)
+    except TypeError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"{name} must be an int >= 2 or a pair (n_xi, n_y) of ints >= 2, got {order!r}"
+        )
+    return int(order[0]), int(order[1])
+
+
+@dataclass(frozen=True)
+class GaussHermite:
+    """The exact L = 2 channel on a Gauss-Hermite grid of `order` = (n_xi, n_y) nodes;
+    `check_order` is the second order of the transitions' error estimate."""
+
+    order: tuple[int, int] = DEFAULT_ORDER
+    check_order: tuple[int, int] = CHECK_ORDER
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "order", check_order("order", self.order))
+        object.__setattr__(self, "check_order", check_order("check_order", self.check_order))
+
+    def at_order(self, order) -> GaussHermite:
+        """The same method at another order."""
+        return GaussHermite(order, self.check_order)
+
+
+@dataclass(frozen=True)
+class QMC:
+    """Randomised quasi-Monte Carlo: `randomisations` scramblings of `points` Sobol points."""
+
+    points: int = DEFAULT_POINTS
+    randomisations: int = DEFAULT_RANDOMISATIONS
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "points", check_int("points", self.points, minimum=2))
+        object.__setattr__(self, "randomisations", check_int("randomisations", self.randomisations))
+        object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+
+
+Method = GaussHermite | QMC
+
+
+def exact_refusal(p: ModelParams) -> str | None:
+    """Why the exact Gauss-Hermite channel cannot solve model `p` ("solves only ..."), or None
+    when it can (`ModelParams.is_l2`)."""
+    if not p.is_tied_gaussian:
+        return (
+            "solves only the tied model with Gaussian tokens (use QMC for untied query and key "
+            "or correlated tokens)"
+        )
+    if not p.is_l2:
+        return (
+            f"solves only L = 2, rank = teacher_rank = 1, encodings (+1, -1); got L={p.L}, "
+            f"rank={p.rank}, teacher_rank={p.teacher_rank} (use QMC)"
+        )
+    return None
+
+
+def resolve_method(method: Method | str, p: ModelParams) -> Method:
+    """The method to use for model `p`: "auto" is `GaussHermite()` where the exact channel
+    applies (`ModelParams.is_l2`), `QMC()` otherwise; Gauss-Hermite for another model is a
+    ValueError naming `method`."""
+    if isinstance(method, str):
+        if method != "auto":
+            raise ValueError(
+                f"method must be 'auto', GaussHermite(...) or QMC(...), got {method!r}"
+            )
+        return GaussHermite() if p.is_l2 else QMC()
+    if not isinstance(method, GaussHermite | QMC):
+        raise ValueError(f"method must be 'auto', GaussHermite(...) or QMC(...), got {method!r}")
+    refusal = exact_refusal(p) if isinstance(method, GaussHermite) else None
+    if refusal is not None:
+        raise ValueError(f"method: Gauss-Hermite {refusal}")
+    return method
+
+
+EXACT = GaussHermite()  # the default Gauss-Hermite method

@@ -101,7 +101,7 @@ def test_l2_lines_reproduce_the_scan_values():
     1e-4 in the table). A wrong defining system or a line that jumps to another root misses
     by far more (alpha_c moves by 0.3 between these omegas)."""
     from attnphase import ModelParams
-    from attnphase.transitions.l2_lines import transition_lines
+    from attnphase.transitions.lines import transition_lines
 
     lines = transition_lines(ModelParams(), [0.3, 0.2, 0.1], names=["alpha_c", "alpha_l"])
     ref = {
@@ -127,12 +127,12 @@ def test_the_semantic_branch_ends_where_the_trivial_point_loses_stability():
     import warnings
 
     from attnphase import GaussHermite, ModelParams, solve
-    from attnphase.transitions.l2_lines import L2Lines, parameter_path, transition_lines
+    from attnphase.transitions.lines import GaussHermiteLines, parameter_path, transition_lines
 
     p = ModelParams()
     (end,) = transition_lines(p, [0.3], names=["spinodal_semantic"])["spinodal_semantic"]
     assert end.status == "converged (bifurcation, t -> 0)"
-    system = L2Lines(parameter_path(p), GaussHermite()).fold("semantic", 0.3, end.t)
+    system = GaussHermiteLines(parameter_path(p), GaussHermite()).fold("semantic", 0.3, end.t)
     eig = np.linalg.eigvals(system.state_jacobian(end.z))
     assert np.min(np.abs(eig)) < 1e-6, eig
     assert np.sort(np.abs(eig))[1] > 0.1  # one zero mode, not a singular map
@@ -291,9 +291,9 @@ def test_the_l2_alpha_c_corrector_stops_at_the_jump_next_to_its_root_at_omega_01
     evaluations, alpha moved by < 1e-9; bounds 60 evaluations and 1e-7 (alpha_c's error at
     this order is ~1e-3)."""
     from attnphase import GaussHermite, ModelParams
-    from attnphase.transitions.l2_lines import L2Lines, parameter_path
+    from attnphase.transitions.lines import GaussHermiteLines, parameter_path
 
-    system = L2Lines(parameter_path(ModelParams()), GaussHermite()).crossing(0.12)
+    system = GaussHermiteLines(parameter_path(ModelParams()), GaussHermite()).crossing(0.12)
     z = np.array(Z_ALPHA_C_012)
     up = z.copy()
     up[3] += 2e-8

@@ -14,14 +14,14 @@ from attnphase.theory import QMC
 from attnphase.theory.general.engine import _Layout, make_channels, solve_qmc
 from attnphase.theory.overlaps import MatrixOverlaps
 from attnphase.transitions.continuation import LineFollower, LinePoint
-from attnphase.transitions.general_lines import (
-    GeneralBranchMap,
-    GeneralLines,
-    combine,
-    general_transition_lines,
-)
-from attnphase.transitions.l2_lines import parameter_path, transition_lines
+from attnphase.transitions.lines import parameter_path, transition_lines
 from attnphase.transitions.newton import OffDomain
+from attnphase.transitions.qmc_lines import (
+    ScramblingBranchMap,
+    ScramblingLines,
+    combine,
+    qmc_transition_lines,
+)
 
 SOLVER_TOL = 1e-5  # solve_one's convergence test: max_i |G_i| / (|x_i| + 1e-8) <= tol
 FAST_POINTS = 512
@@ -44,7 +44,7 @@ def test_branch_map_residual_vanishes_at_the_engines_fixed_point_and_not_off_it(
     semantic_fixed_point,
 ):
     p, channel, x, sol = semantic_fixed_point
-    bmap = GeneralBranchMap("semantic", p, channel)
+    bmap = ScramblingBranchMap("semantic", p, channel)
     assert list(bmap.free) == [0, 2, 3]  # q, theta, V free; M pinned at 0
     assert bmap.full(x[bmap.free])[bmap.free[bmap.order_slot]] == x[2]  # theta
     g, loss, err = bmap.evaluate(x[bmap.free], 1.5)
@@ -64,7 +64,7 @@ def test_branch_map_residual_vanishes_at_the_engines_fixed_point_and_not_off_it(
 
 def test_branch_map_is_off_domain_where_collapsed_or_inadmissible(semantic_fixed_point):
     p, channel, x, _ = semantic_fixed_point
-    bmap = GeneralBranchMap("semantic", p, channel)
+    bmap = ScramblingBranchMap("semantic", p, channel)
     collapsed = x.copy()
     collapsed[2] = 1e-6
     with pytest.raises(OffDomain, match="collapsed"):
@@ -73,12 +73,12 @@ def test_branch_map_is_off_domain_where_collapsed_or_inadmissible(semantic_fixed
     negative_q[0] = -0.1
     with pytest.raises(OffDomain, match="admissible"):
         bmap.evaluate(negative_q[bmap.free], 1.5)
-    assert GeneralBranchMap("positional", p, channel).order_slot == 1  # M in (q, M, V)
+    assert ScramblingBranchMap("positional", p, channel).order_slot == 1  # M in (q, M, V)
 
 
 def test_a_line_ends_with_its_reason_and_the_mean_over_scramblings_says_why():
     p = ModelParams(omega=0.3)
-    lines = GeneralLines(parameter_path(p), QMC(FAST_POINTS, 2, 0), 0)
+    lines = ScramblingLines(parameter_path(p), QMC(FAST_POINTS, 2, 0), 0)
     # theta held below the collapse threshold: the fold system is off its branch at once
     follower = LineFollower(
         lambda s: lines.fold("semantic", s, 1e-6),
@@ -103,11 +103,11 @@ def test_a_line_ends_with_its_reason_and_the_mean_over_scramblings_says_why():
 def test_general_lines_reject_unknown_names_and_bad_windows():
     p = ModelParams(omega=0.3)
     with pytest.raises(ValueError, match="names"):
-        general_transition_lines(p, [0.3], names=("alpha_x",))
+        qmc_transition_lines(p, [0.3], names=("alpha_x",))
     with pytest.raises(ValueError, match="alpha_min"):
-        general_transition_lines(p, [0.3], alpha_min=2.0, alpha_max=1.0)
+        qmc_transition_lines(p, [0.3], alpha_min=2.0, alpha_max=1.0)
     with pytest.raises(ValueError, match="scrambling"):
-        GeneralLines(parameter_path(p), QMC(FAST_POINTS, 2), 2)
+        ScramblingLines(parameter_path(p), QMC(FAST_POINTS, 2), 2)
 
 
 @pytest.mark.slow
@@ -119,7 +119,7 @@ def test_general_lines_at_l2_agree_with_the_exact_engines_lines():
     2-dof error estimate while a bias of 0.02 (a wrong observable or branch) fails."""
     p = ModelParams(omega=0.3)
     omegas, names, window = [0.3, 0.35], ("alpha_c", "alpha_l"), (1.0, 2.0)
-    general = general_transition_lines(
+    general = qmc_transition_lines(
         p,
         omegas,
         method=QMC(2048, 3),
@@ -138,7 +138,7 @@ def test_general_lines_at_l2_agree_with_the_exact_engines_lines():
 
 @pytest.mark.slow
 def test_l3_alpha_c_line_continues_from_the_scan_value():
-    """The corrector runs at GeneralLines.newton_tol = 1e-7: at 1e-10 (1 + |z|) it never
+    """The corrector runs at ScramblingLines.newton_tol = 1e-7: at 1e-10 (1 + |z|) it never
     converged on one scrambling's map (the prox warm starts make G repeat only to ~6e-10;
     'maximum iterations reached' after 320 SE map evaluations), at 1e-7 it did in 146.
     L = 3 (A = 0.6 on the diagonal, 0.2 off it, C = (1, 0, -1)): both branches exist at alpha_c
@@ -148,7 +148,7 @@ def test_l3_alpha_c_line_continues_from_the_scan_value():
     2048`, 4 scramblings, the first two the same as here) within three combined errors."""
     A = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
     p = ModelParams(omega=0.3, A=A)
-    line = general_transition_lines(
+    line = qmc_transition_lines(
         p,
         [0.3, 0.32],
         method=QMC(2048, 2),

@@ -128,8 +128,8 @@ def test_interpolated_roots_are_flagged_and_their_error_counted(
         on_grid = np.isclose(alpha, grid, rtol=0, atol=1e-12).any()
         return _synthetic(alpha, branch, method.order, branch_solvable_inside_brackets or on_grid)
 
-    monkeypatch.setattr(transitions.l2, "learning_curve", curve)
-    monkeypatch.setattr(transitions.l2, "solve", resolve)
+    monkeypatch.setattr(transitions.scan, "learning_curve", curve)
+    monkeypatch.setattr(transitions.scan, "solve", resolve)
     t = find_transitions(
         alpha_min=0.6, alpha_max=2.0, num=8, method=GaussHermite(ORDERS[0], ORDERS[1])
     )

@@ -13,7 +13,7 @@ from ..params import ModelParams
 from ..tables import FORMATS, render
 from ..theory import CHECK_ORDER, DEFAULT_ORDER, DEFAULT_RANDOMISATIONS, GaussHermite
 from ..transitions import TRANSITION_POINTS
-from ..transitions.l2_lines import LINES
+from ..transitions.lines import LINES
 from .app import app
 from .common import (
     STANDARD_A_TEXT,

@@ -1,8 +1,9 @@
 """Transitions of THEORY.md §5: alpha_c (training losses of the semantic and positional branches
 cross), alpha_l (the global minimum's test error equals eps_lin), and the spinodals (where a
-branch stops existing along its continuation), with either theory engine: `l2` (exact L=2,
-error from a second quadrature order) or `general` (any L, r, t and encodings, error from
-independent scramblings).
+branch stops existing along its continuation), with either integration method: Gauss-Hermite
+(exact L=2 channel, error from a second quadrature order) or QMC (any L, r, t and encodings,
+error from independent scramblings). `scan` finds them on a grid of alpha at one model;
+`lines`, `qmc_lines` and `line_table` follow them along a parameter by continuation.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ import numpy as np
 
 from ..params import ModelParams, check_int
 from ..theory import QMC, GaussHermite, Method, resolve_method
-from .general import general_transitions
-from .l2 import l2_transitions
 from .record import Transitions
 from .roots import bracket_sign_changes, refine_or_interpolate, refine_root
+from .scan import scan_gauss_hermite, scan_qmc
 
-TRANSITION_POINTS = 4096  # per scrambling (general engine): alpha_c to ~1e-3 at L=3, omega=0.3
+TRANSITION_POINTS = 4096  # per scrambling (QMC): alpha_c to ~1e-3 at L=3, omega=0.3
 
 
 def find_transitions(
@@ -41,9 +41,9 @@ def find_transitions(
     if method == "auto" and isinstance(m, QMC):
         m = QMC(points=TRANSITION_POINTS)
     if isinstance(m, GaussHermite):
-        return l2_transitions(p, alphas, m)
+        return scan_gauss_hermite(p, alphas, m)
     check_int("randomisations", m.randomisations, minimum=2)
-    return general_transitions(p, alphas, m, progress=progress)
+    return scan_qmc(p, alphas, m, progress=progress)
 
 
 __all__ = [

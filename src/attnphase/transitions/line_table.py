@@ -2,7 +2,7 @@
 and split into segments that run in parallel (issue 12).
 
 Each line (alpha_c, alpha_l, the two spinodals) starts at the value nearest the model's own
-value of the parameter (`l2_lines.line_starts`: one scan there), or, for a line that does not
+value of the parameter (`lines.line_starts`: one scan there), or, for a line that does not
 exist there, at an end of the range (one more scan); from its start it is followed up and down
 the values: two independent segments, which the sweep backends run in local processes or on
 Dask. Every scan and every line point is a point of the store (kinds "transition_scan" and
@@ -29,7 +29,7 @@ from ..sweep.store import BUSY, DONE, Heartbeat, Owner, ResultStore, StoreError,
 from ..theory import GaussHermite
 from ..theory.method import EXACT
 from .continuation import LinePoint, point_columns
-from .l2_lines import LINES, L2Lines, line_follower, line_starts, parameter_path
+from .lines import LINES, GaussHermiteLines, line_follower, line_starts, parameter_path
 
 SCAN_KIND, LINE_KIND = "transition_scan", "transition_line"
 LEASE_SECONDS = 300.0  # a scan or a first fold can take minutes; renewed every 100 s
@@ -60,10 +60,10 @@ class LineSetup:
     order: tuple[int, int]
     check_order: tuple[int, int]
 
-    def lines(self) -> L2Lines:
+    def lines(self) -> GaussHermiteLines:
         p = ModelParams(**self.model)
         path = parameter_path(p, self.parameter, self.A_end)
-        return L2Lines(path, GaussHermite(self.order, self.check_order))
+        return GaussHermiteLines(path, GaussHermite(self.order, self.check_order))
 
     def key(self) -> dict:
         """The setup as JSON-ready parameters (what a stored point's id is computed from)."""

@@ -18,6 +18,17 @@ def bracket_sign_changes(alphas: Sequence[float], values: Sequence[float]) -> li
     return out
 
 
+def interpolated_root(alphas: Sequence[float], values: Sequence[float], i: int, j: int) -> float:
+    """The zero of the straight line through (alphas[i], values[i]) and (alphas[j], values[j])."""
+    return alphas[i] - values[i] * (alphas[j] - alphas[i]) / (values[j] - values[i])
+
+
+def first_interpolated_root(alphas: Sequence[float], values: Sequence[float]) -> float:
+    """`interpolated_root` of the first sign change of values on the grid (NaN: none)."""
+    brackets = bracket_sign_changes(alphas, values)
+    return interpolated_root(alphas, values, *brackets[0]) if brackets else math.nan
+
+
 def refine_root(fn: Callable[[float], float], lo: float, hi: float, xtol: float = 1e-4) -> float:
     """Root of fn in [lo, hi] (a sign change) by Brent's method."""
     return float(brentq(fn, lo, hi, xtol=xtol))

@@ -1,5 +1,5 @@
 """Transition lines as a table, one row per value of the varied parameter (THEORY.md §5,
-issue 12): by continuation (`line_table` for the exact L=2 engine, `general_lines` for the
+issue 12): by continuation (`line_table` for the exact L=2 engine, `qmc_lines` for the
 general one) or by an independent scan at each value (`find_transitions`, either engine), in
 one column layout.
 
@@ -23,8 +23,8 @@ import pandas as pd
 from ..params import ModelParams
 from ..theory import QMC, GaussHermite, Method, resolve_method
 from .continuation import point_columns
-from .l2_lines import LINES, PATHS
-from .line_table import transition_table as l2_line_table
+from .line_table import transition_table as resumable_line_table
+from .lines import LINES, PATHS
 
 APPROACHES = ("auto", "continuation", "scan")
 TABLE_POINTS = 4096  # QMC points per scrambling of a table's lines under method "auto"
@@ -60,12 +60,12 @@ def _global_minimum_alpha_l(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _general_rows(p, values, parameter, **kw) -> pd.DataFrame:
-    """`general_transition_lines` (continuation on every scrambling, in this process) as rows:
+def _qmc_rows(p, values, parameter, **kw) -> pd.DataFrame:
+    """`qmc_transition_lines` (continuation on every scrambling, in this process) as rows:
     mean over scramblings and its standard error."""
-    from .general_lines import general_transition_lines
+    from .qmc_lines import qmc_transition_lines
 
-    lines = general_transition_lines(p, values, parameter=parameter, **kw)
+    lines = qmc_transition_lines(p, values, parameter=parameter, **kw)
     rows = []
     for i, s in enumerate(values):
         row: dict = {parameter: s}
@@ -116,7 +116,7 @@ def transition_table(
 
     approach "continuation": with Gauss-Hermite, the lines followed through `store`
     (resumable; a temporary store when None), in `workers` local processes or on the Dask
-    `scheduler`; with QMC, followed on every scrambling in this process (`general_lines`; no
+    `scheduler`; with QMC, followed on every scrambling in this process (`qmc_lines`; no
     store). "scan": `find_transitions` at every value (num alphas per scan). "auto":
     continuation with Gauss-Hermite, scan with QMC. method: the integration method ("auto":
     Gauss-Hermite where it applies, else QMC with TABLE_POINTS points per scrambling).
@@ -146,7 +146,7 @@ def transition_table(
         )
         df = pd.DataFrame(rows)
     elif isinstance(m, QMC):
-        df = _general_rows(
+        df = _qmc_rows(
             p,
             values,
             parameter,
@@ -159,7 +159,7 @@ def transition_table(
     else:
         backend = "dask" if scheduler else ("process" if workers > 1 else "serial")
         with tempfile.TemporaryDirectory() as tmp:
-            df = l2_line_table(
+            df = resumable_line_table(
                 p,
                 values,
                 parameter=parameter,

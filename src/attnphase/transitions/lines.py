@@ -30,7 +30,7 @@ from .continuation import (
     fold_on,
     solve_root,
 )
-from .roots import bracket_sign_changes
+from .roots import first_interpolated_root
 from .systems import BranchAtOrder, BranchMap, CrossingSystem, LinearSystem
 
 SCAN_ORDER = (16, 8)  # the start scan (or the working order if coarser): brackets only
@@ -73,7 +73,7 @@ def first_point(p: ModelParams, alpha_min: float, alpha_max: float, order=SCAN_O
     last seen before it ends inside the grid (NaN where it does not); Newton refines them at
     the working order."""
     from ..theory import learning_curve
-    from .l2 import _on
+    from .scan import on_own_branch as _on
 
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, SCAN_NUM)]
     sem = learning_curve(alphas, p, branch="semantic", method=GaussHermite(order))
@@ -94,28 +94,19 @@ def first_point(p: ModelParams, alpha_min: float, alpha_max: float, order=SCAN_O
         if ok
     }
     return FirstPoint(
-        _interpolated_root(alphas, gap),
-        _interpolated_root(alphas, lin),
+        first_interpolated_root(alphas, gap),
+        first_interpolated_root(alphas, lin),
         alphas[first] if first > 0 else nan,
         alphas[last] if last < len(alphas) - 1 else nan,
         states,
     )
 
 
-def _interpolated_root(alphas: list[float], values: list[float]) -> float:
-    """The linear interpolation of the first sign change of values on the grid (NaN: none)."""
-    brackets = bracket_sign_changes(alphas, values)
-    if not brackets:
-        return math.nan
-    i, j = brackets[0]
-    return alphas[i] - values[i] * (alphas[j] - alphas[i]) / (values[j] - values[i])
-
-
 def _state_near(p, branch, alpha, fp: FirstPoint, order) -> np.ndarray | None:
     """The branch's fixed point at alpha at the scan's `order`, warm from the nearest scanned
     state (None where it is not on the branch)."""
     from ..theory import solve
-    from .l2 import _on
+    from .scan import on_own_branch as _on
 
     keys = [k for k in fp.states if k[0] == branch]
     if not keys or not math.isfinite(alpha):
@@ -127,7 +118,7 @@ def _state_near(p, branch, alpha, fp: FirstPoint, order) -> np.ndarray | None:
     return np.array([res.q, res.m, res.V, res.theta]) if _on(res, branch) else None
 
 
-class L2Lines:
+class GaussHermiteLines:
     """The defining systems of the four lines at any s of a parameter path, at the working
     order and at the check order."""
 
@@ -163,7 +154,7 @@ class L2Lines:
 
 
 def line_starts(
-    lines: L2Lines, s0: float, alpha_min: float, alpha_max: float
+    lines: GaussHermiteLines, s0: float, alpha_min: float, alpha_max: float
 ) -> dict[str, tuple | str]:
     """For each line, its start at s0 ((z0,) for alpha_c/alpha_l, (t0, z0) for a spinodal) or
     the reason it has none in [alpha_min, alpha_max]."""
@@ -198,7 +189,10 @@ def line_starts(
 
 
 def line_follower(
-    name: str, lines: L2Lines, start: tuple | str | None, alpha_window: tuple[float, float]
+    name: str,
+    lines: GaussHermiteLines,
+    start: tuple | str | None,
+    alpha_window: tuple[float, float],
 ) -> LineFollower | FoldFollower:
     """The follower of one line from its start (`line_starts`: a tuple, or the reason there is
     none; None when the line resumes from stored points), with the corrector tolerance of the
@@ -240,7 +234,7 @@ def transition_lines(
     """alpha_c, alpha_l and both spinodals (`names`) along `values` of `parameter` (in the
     given order) by continuation from a scan at values[0], in this process and without a
     store (`transition_table` splits, parallelises and resumes)."""
-    lines = L2Lines(parameter_path(p, parameter, A_end), method)
+    lines = GaussHermiteLines(parameter_path(p, parameter, A_end), method)
     starts = line_starts(lines, float(values[0]), alpha_min, alpha_max)
     window = (alpha_min, alpha_max)
     out = {}

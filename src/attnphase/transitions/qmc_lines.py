@@ -1,11 +1,11 @@
-"""The transition lines of the general engine (any L, r, t and encodings; THEORY.md §7) by
+"""The transition lines with QMC integration (any L, r, t and encodings; THEORY.md §7) by
 continuation (issue 12), in the engine-agnostic machinery of `systems` and `continuation`.
 
 Every line is followed on each independent scrambling of the quasi-Monte Carlo points on its
 own: on one scrambling the state evolution is a deterministic map, so its transitions are roots
 of the defining systems of `systems` like the exact L=2 engine's. The reported root is the mean
 over scramblings and its error the standard error of that mean (THEORY.md §7.6), as in
-`general.general_transitions`; there is no second accuracy to check a root against, so the
+`scan.scan_qmc`; there is no second accuracy to check a root against, so the
 lines' `check` is None.
 
 Order parameter of a branch (the component held fixed on a spinodal's system): theta[0, 0]
@@ -37,10 +37,10 @@ from ..theory.general.channel import GeneralChannel
 from ..theory.general.engine import GeneralMap, _Layout, _observables, qmc_curve
 from ..theory.iterate import InadmissibleStep
 from .continuation import LinePoint
-from .general import ON_BRANCH, BranchOnScrambling
-from .l2_lines import LINES, SCAN_NUM, line_follower, parameter_path
+from .lines import LINES, SCAN_NUM, line_follower, parameter_path
 from .newton import OffDomain
-from .roots import bracket_sign_changes
+from .roots import bracket_sign_changes, interpolated_root
+from .scan import BRANCHES, QMC_ON_BRANCH, BranchScan, ScramblingReplica
 from .systems import BranchAtOrder, CachedBranchMap, CrossingSystem, LinearSystem
 
 LINE_METHOD = QMC(points=2048, randomisations=4)
@@ -56,8 +56,8 @@ def order_index(layout: _Layout, branch: str) -> int:
     raise ValueError(f"branch must be semantic or positional, got {branch!r}")
 
 
-class GeneralBranchMap(CachedBranchMap):
-    """G(x; alpha) = SE(x) - x of the general engine on one scrambling (`GeneralMap`: the
+class ScramblingBranchMap(CachedBranchMap):
+    """G(x; alpha) = SE(x) - x of the QMC channel on one scrambling (`GeneralMap`: the
     pinned components of `free_overlaps` stay at zero), on the branch's free components, with
     the training loss -Phi and the test error eps_g at x (`engine._observables`).
 
@@ -73,7 +73,7 @@ class GeneralBranchMap(CachedBranchMap):
         self._order = layout.blocks()[2 if branch == "semantic" else 1]
         self._warm: np.ndarray | None = None
 
-    on_branch = ON_BRANCH
+    on_branch = QMC_ON_BRANCH
 
     def _evaluate(self, xf, alpha):
         x = self.full(xf)
@@ -94,14 +94,14 @@ class GeneralBranchMap(CachedBranchMap):
         return (fx - x)[self.free], obs["train_loss"], obs["test_error"]
 
 
-class GeneralLines:
+class ScramblingLines:
     """The defining systems of the four lines at any s of a parameter path on scrambling k of
     `randomisations` independent scramblings of `points` Sobol points (seeds seed + k, as
-    `make_channels`). The factories match `l2_lines.L2Lines`; `check` and `check_fold` are
-    None: the error of a root is the spread over scramblings (`general_transition_lines`).
+    `make_channels`). The factories match `lines.GaussHermiteLines`; `check` and `check_fold` are
+    None: the error of a root is the spread over scramblings (`qmc_transition_lines`).
 
     newton_tol: the step tolerance the corrector needs on this engine (`newton_broyden`'s
-    tol, read by `l2_lines.line_follower`; continuation's default 1e-10 is not reached at
+    tol, read by `lines.line_follower`; continuation's default 1e-10 is not reached at
     L = 3: 'maximum iterations' after 320 evaluations at omega 0.3, 2048 points, where tol
     1e-7 converges in 146 cold and 16 warm, residual 3e-9). The map repeats itself only to
     ~6e-10 (the prox's warm start from the previous evaluation decides a few nodes)."""
@@ -124,9 +124,9 @@ class GeneralLines:
             )
         return self._channel
 
-    def branch_map(self, branch: str, s: float) -> GeneralBranchMap:
+    def branch_map(self, branch: str, s: float) -> ScramblingBranchMap:
         p = self.path(s)
-        return GeneralBranchMap(branch, p, self.channel(p))
+        return ScramblingBranchMap(branch, p, self.channel(p))
 
     def crossing(self, s: float) -> CrossingSystem:
         return CrossingSystem(self.branch_map("semantic", s), self.branch_map("positional", s))
@@ -149,45 +149,32 @@ def eps_lin(p: ModelParams) -> float:
     return linear_test_error_qmc(p)[0]
 
 
-def _interpolated_root(alphas, values, i: int, j: int) -> float:
-    a, b = values[i], values[j]
-    return alphas[i] + (alphas[j] - alphas[i]) * a / (a - b)
-
-
 def _packed(p: ModelParams, sol) -> np.ndarray:
     return _Layout(p.rank, p.K, p.teacher_rank).pack(sol.overlaps)
 
 
-def general_line_starts(
-    lines: GeneralLines, s0: float, alpha_min: float, alpha_max: float, num: int = SCAN_NUM
+def scrambling_line_starts(
+    lines: ScramblingLines, s0: float, alpha_min: float, alpha_max: float, num: int = SCAN_NUM
 ) -> dict[str, tuple | str]:
     """For each line, its start at s0 on the lines' scrambling ((z0,) for alpha_c/alpha_l,
     (t0, z0) for a spinodal) or the reason it has none in [alpha_min, alpha_max]: the format
-    of `l2_lines.line_starts`. One scan of both branches on `num` alphas
+    of `lines.line_starts`. One scan of both branches on `num` alphas
     (`qmc_curve` on this scrambling); the roots are bracketed on the grid and
     interpolated linearly, the branch states there solved warm from the nearest grid point
-    (`BranchOnScrambling.at`); a spinodal starts from the branch's last grid point."""
+    (`BranchScan.at`); a spinodal starts from the branch's last grid point."""
     p0 = lines.path(s0)
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, check_int("num", num, 3))]
     channel = lines.channel(p0)
-    branches = {
-        b: BranchOnScrambling(
-            p0,
-            alphas,
-            qmc_curve(alphas, p0, b, QMC(), channels=[channel]),
-            0,
-            b,
-            channel,
-        )
-        for b in ("semantic", "positional")
-    }
+    curves = {b: qmc_curve(alphas, p0, b, QMC(), channels=[channel]) for b in BRANCHES}
+    replica = ScramblingReplica(p0, channel, 0, curves)
+    branches = {b: BranchScan(replica, alphas, b) for b in BRANCHES}
     sem, pos = branches["semantic"], branches["positional"]
     starts: dict[str, tuple | str] = {}
     gaps = np.subtract(sem.grid_values("train_loss"), pos.grid_values("train_loss"))
     brackets = bracket_sign_changes(alphas, gaps)
     starts["alpha_c"] = f"no alpha_c in [{alpha_min}, {alpha_max}] at {s0:g}"
     if brackets:
-        a0 = _interpolated_root(alphas, gaps, *brackets[0])
+        a0 = interpolated_root(alphas, list(gaps), *brackets[0])
         xs, xp = sem.at(a0), pos.at(a0)
         if xs is not None and xp is not None:
             system = lines.crossing(s0)
@@ -196,7 +183,7 @@ def general_line_starts(
     brackets = bracket_sign_changes(alphas, lin)
     starts["alpha_l"] = f"no alpha_l on the semantic branch at {s0:g}"
     if brackets:
-        a0 = _interpolated_root(alphas, lin, *brackets[0])
+        a0 = interpolated_root(alphas, list(lin), *brackets[0])
         xl = sem.at(a0)
         if xl is not None:
             starts["alpha_l"] = (lines.linear(s0).pack(_packed(p0, xl), a0),)
@@ -224,7 +211,7 @@ def general_line_starts(
 
 
 @dataclass(frozen=True)
-class GeneralLinePoint(LinePoint):
+class CombinedLinePoint(LinePoint):
     """A line point over scramblings: alpha the mean of the per-scrambling roots, alpha_err the
     standard error of that mean (NaN, with the reason in status, below two roots), states the
     mean branch states (packed overlaps, `engine._Layout`), evaluations their sum; roots and
@@ -234,8 +221,8 @@ class GeneralLinePoint(LinePoint):
     statuses: tuple[str, ...] = ()
 
 
-def combine(s: float, points: Sequence[LinePoint]) -> GeneralLinePoint:
-    """The per-scrambling points of one line at s as one `GeneralLinePoint`."""
+def combine(s: float, points: Sequence[LinePoint]) -> CombinedLinePoint:
+    """The per-scrambling points of one line at s as one `CombinedLinePoint`."""
     ok = [pt for pt in points if pt.ok]
     roots = tuple(pt.alpha for pt in points)
     statuses = tuple(pt.status for pt in points)
@@ -243,7 +230,7 @@ def combine(s: float, points: Sequence[LinePoint]) -> GeneralLinePoint:
     n = len(points)
     if not ok:
         reasons = "; ".join(sorted(set(statuses)))
-        return GeneralLinePoint(
+        return CombinedLinePoint(
             float(s), math.nan, math.nan, {}, evals, reasons, None, math.nan, roots, statuses
         )
     alpha = float(np.mean([pt.alpha for pt in ok]))
@@ -257,10 +244,10 @@ def combine(s: float, points: Sequence[LinePoint]) -> GeneralLinePoint:
         err = float(np.std([pt.alpha for pt in ok], ddof=1) / math.sqrt(len(ok)))
         if len(ok) < n:
             status = f"{status} on {len(ok)} of {n} scramblings"
-    return GeneralLinePoint(float(s), alpha, err, states, evals, status, None, t, roots, statuses)
+    return CombinedLinePoint(float(s), alpha, err, states, evals, status, None, t, roots, statuses)
 
 
-def general_transition_lines(
+def qmc_transition_lines(
     p: ModelParams,
     values: Sequence[float],
     *,
@@ -272,10 +259,10 @@ def general_transition_lines(
     names: Sequence[str] = LINES,
     scan_num: int = SCAN_NUM,
     progress: bool = False,
-) -> dict[str, list[GeneralLinePoint]]:
+) -> dict[str, list[CombinedLinePoint]]:
     """alpha_c, alpha_l and both spinodals (`names`) along `values` of `parameter` (in the
-    given order) with the general engine: on each scrambling a scan of `scan_num` alphas at
-    values[0] (`general_line_starts`) and continuation from there; per value the mean over
+    given order) with QMC integration: on each scrambling a scan of `scan_num` alphas at
+    values[0] (`scrambling_line_starts`) and continuation from there; per value the mean over
     scramblings and its standard error (`combine`). In this process, without a store."""
     unknown = [n for n in names if n not in LINES]
     if unknown:
@@ -291,8 +278,8 @@ def general_transition_lines(
     from tqdm.auto import tqdm
 
     for k in tqdm(range(method.randomisations), desc="scramblings", disable=not progress):
-        lines = GeneralLines(path, method, k)
-        starts = general_line_starts(lines, values[0], alpha_min, alpha_max, scan_num)
+        lines = ScramblingLines(path, method, k)
+        starts = scrambling_line_starts(lines, values[0], alpha_min, alpha_max, scan_num)
         for name in names:
             follower = line_follower(name, lines, starts[name], window)
             per_k[name].append([follower.step(v) for v in values])

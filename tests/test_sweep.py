@@ -14,7 +14,7 @@ import pandas as pd
 import psutil
 import pytest
 
-from attnphase import GaussHermite, ModelParams
+from attnphase import QMC, GaussHermite, Mixture, ModelParams
 from attnphase.sim import SimConfig, simulate
 from attnphase.sweep import (
     PARAMETERS,
@@ -31,6 +31,7 @@ from attnphase.sweep import (
     write_table,
 )
 from attnphase.sweep.store import BUSY, CLAIMED, DONE, Owner
+from attnphase.theory.general.engine import solve_qmc
 from attnphase.theory.l2.engine import solve_exact
 
 from .sweep_points import counted, markers, torch_threads
@@ -51,12 +52,15 @@ def marker_dir(tmp_path, monkeypatch):
 
 
 def test_parameter_tables_are_those_of_the_models():
-    """A parameter added to ModelParams, solve or SimConfig must be added to the sweep table
-    (theory points solve the tied model with Gauss-Hermite: its order, not the variant)."""
+    """A parameter added to ModelParams, its variants, the methods, solve or SimConfig must be
+    added to the sweep table (the variant is given as in the simulations: untied, clusters,
+    label_correlation, cluster_norm; the method by its name and its fields)."""
     solve_kw = set(inspect.signature(solve_exact).parameters)
     solve_kw = solve_kw - {"alpha", "p", "start", "branch", "method"} | {"order"}
     theory = {f.name for f in dataclasses.fields(ModelParams)} - {"variant"} | {"alpha", "branch"}
-    assert set(PARAMETERS["theory"]) == theory | solve_kw - {"strict"}
+    variant = {"untied"} | {f.name for f in dataclasses.fields(Mixture)}
+    method = {"method", "points", "randomisations", "qmc_seed"}
+    assert set(PARAMETERS["theory"]) == theory | solve_kw - {"strict"} | variant | method
     sim = {f.name for f in dataclasses.fields(SimConfig)} - {"positions"}
     assert set(PARAMETERS["simulation"]) == sim | {"seed"}
 
@@ -159,6 +163,15 @@ BAD_POINTS = [
     ("theory", {}, {"alpha": 1, "estimator": "mc"}, "estimator must be one of"),
     ("theory", {}, {"alpha": 1, "max_iter": 0}, "max_iter must be an integer >= 1"),
     ("theory", {}, {}, "alpha must be given in a theory sweep"),
+    ("theory", {}, {"alpha": 1, "method": "mc"}, "method must be one of"),
+    ("theory", {}, {"alpha": 1, "points": 512}, "points: applies to another method than gauss"),
+    ("theory", {}, {"alpha": 1, "method": "qmc", "order": "12,6"}, "order: applies to another"),
+    ("theory", {}, {"alpha": 1, "untied": True}, "the exact L=2 engine needs"),
+    ("theory", {}, {"alpha": 1, "method": "qmc", "points": 1}, "points must be an integer >= 2"),
+    ("theory", {}, {"alpha": 1, "method": "qmc", "randomisations": 0}, "randomisations must"),
+    ("theory", {}, {"alpha": 1, "method": "qmc", "untied": 1, "rank": 2}, "untied: the untied"),
+    ("theory", {}, {"alpha": 1, "method": "qmc", "untied": 1, "clusters": 2}, "clusters: corr"),
+    ("theory", {}, {"alpha": 1, "method": "qmc", "clusters": 9}, r"clusters: K\^L = 9\^2"),
     ("simulation", {}, {"d": "abc"}, "d must be an integer, got 'abc'"),
     ("simulation", {}, {"d": 0}, "d must be an integer >= 1, got 0"),
     ("simulation", {}, {"d": 1.5}, "d must be an integer, got 1.5"),
@@ -345,6 +358,16 @@ def test_theory_and_simulation_points_equal_direct_calls():
     assert (got["n_xi"], got["n_y"], got["a12"]) == (12, 6, 0.7)
     assert got["q"] == ref.q and got["theta"] == ref.theta
     assert got["iterations"] == ref.iterations and got["status"] == "maximum iterations reached"
+    qmc = canonical_point(
+        "theory", {"alpha": 1.2, "method": "qmc", "points": 128, "randomisations": 2, "qmc_seed": 5,
+                   "clusters": 2, "label_correlation": 0.5, "branch": "positional"},
+    )  # fmt: skip
+    got = evaluate("theory", qmc)
+    model = ModelParams(variant=Mixture(2, 0.5, 1.0))
+    ref = solve_qmc(1.2, model, None, "positional", QMC(128, 2, 5))
+    assert got["q"] == ref.q and got["m"] == ref.as_dict()["m"]
+    assert got["iterations"] == ref.iterations
+    assert got["converged"] == ref.converged and got["kind"] == ref.kind
     sim = canonical_point("simulation", {"d": 20, "n_test": 200, "seed": 3, "omega": 0.5})
     got = evaluate("simulation", sim)
     (ref,) = simulate(SimConfig(d=20, n_test=200, omega=0.5), seeds=[3])

@@ -18,7 +18,10 @@ _PARAGRAPHS = (
     "concurrent runs on one store compute each point once (a point another run is computing "
     'is waited for). Ends with "N computed, M already stored, K failed" on stderr.',
     f"Theory parameters: {', '.join(PARAMETERS['theory'])} (alpha has no default; branch is "
-    "the start: semantic, positional or trivial).",
+    "the start: semantic, positional or trivial, and mixed or clustered with method=qmc; "
+    "method=gauss-hermite, the default, solves the paper's L=2 model with its order and "
+    "solver options, method=qmc any model with points, randomisations and qmc_seed; untied and "
+    "clusters >= 2 with label_correlation and cluster_norm choose the variant).",
     f"Simulation parameters: {', '.join(PARAMETERS['simulation'])} (seed is one seed value; "
     "--seeds N sweeps seed over 0..N-1).",
     "Defaults are those of ModelParams and solve (theory) or SimConfig (simulation); giving a "

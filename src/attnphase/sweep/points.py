@@ -6,7 +6,6 @@ in workers; what only workers may do (one torch thread each) is in `backends.run
 
 from __future__ import annotations
 
-import dataclasses
 import traceback
 from collections.abc import Callable
 
@@ -17,14 +16,18 @@ def evaluate(kind: str, params: dict) -> dict:
     """The result record of one canonical point (the parameters themselves left out)."""
     p = dict(params)
     if kind == "theory":
-        from ..params import ModelParams
         from ..theory import GaussHermite
+        from ..theory.general.engine import solve_qmc
         from ..theory.l2.engine import solve_exact
+        from .spec import SOLVER_OPTIONS, theory_method, theory_model
 
-        fields = [f.name for f in dataclasses.fields(ModelParams) if f.name != "variant"]
-        model = ModelParams(**{name: p.pop(name) for name in fields})
-        alpha, branch, order = p.pop("alpha"), p.pop("branch"), tuple(p.pop("order"))
-        out = solve_exact(alpha, model, None, branch, GaussHermite(order), **p).as_dict()
+        model, alpha, branch = theory_model(p), p["alpha"], p["branch"]
+        if p["method"] == "qmc":
+            out = solve_qmc(alpha, model, None, branch, theory_method(p)).as_dict()
+        else:
+            options = {k: p[k] for k in SOLVER_OPTIONS if k != "order"}
+            method = GaussHermite(tuple(p["order"]))
+            out = solve_exact(alpha, model, None, branch, method, **options).as_dict()
     else:
         from ..sim import SimConfig, simulate
 

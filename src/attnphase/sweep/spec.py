@@ -1,6 +1,7 @@
 """What a sweep computes: the parameters of each kind, their validation, canonical run ids.
 
-Every point is completed with the defaults of `ModelParams` and `solve` (theory) or `SimConfig`
+Every point is completed with the defaults of `ModelParams`, its variants, the integration
+methods and the Gauss-Hermite solver (theory) or `SimConfig`
 (simulation), its values are put in one canonical form (integers as int, reals as float, so
 alpha=1 and alpha=1.0 are one point; `order` as [n_xi, n_y]; `A` as a nested list) and checked
 by the same validators `theory` and `simulate` use. Its run id is the sha256 of the canonical
@@ -9,7 +10,12 @@ extension parameters (`untied`, `value_rank`, `clusters`, `label_correlation`, `
 THEORY.md §10) are left out of the hashed point when at their defaults, so a tied-model point
 keeps the run id it had before they existed (and stores written then still resume). With
 clusters = 1 the mixture's label_correlation and cluster_norm have no effect: SimConfig stores
-them as their defaults, so such points are one point with the tied model's run id.
+them as their defaults, so such points are one point with the tied model's run id. Theory points
+give the model's variant the same way (untied, clusters, label_correlation, cluster_norm) and
+the integration method by name (`method`: gauss-hermite, the default, with `order` and the
+solver options; qmc with `points`, `randomisations`, `qmc_seed`); the variant and the QMC fields
+are hashed only away from their defaults, and the options of the method not chosen must stay
+at their defaults.
 
 Text syntax (the CLI's --grid/--set): `name=v1,v2` or `name=start:stop:num` for one-number
 parameters; for the multi-valued ones (`order`, `A`, `encodings`) a comma list is ONE value and
@@ -30,7 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from ..params import ModelParams, check_finite, check_positive
+from ..params import Mixture, ModelParams, Tied, Untied, Variant, check_finite, check_positive
+from ..theory.method import QMC
+
+# a theory point's name of each QMC field (its seed is qmc_seed: a theory point has no seed of
+# the simulations' kind, and --seeds does not apply to it)
+QMC_FIELDS = {f.name: "qmc_seed" if f.name == "seed" else f.name for f in dataclasses.fields(QMC)}
 
 KINDS = ("theory", "simulation")
 ESTIMATORS = ("ibp", "direct")
@@ -55,6 +66,14 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "anderson": "integer",
         "max_iter": "integer",
         "estimator": "name",
+        "untied": "boolean",
+        "clusters": "integer",
+        "label_correlation": "real",
+        "cluster_norm": "real",
+        "method": "name",
+        "points": "integer",
+        "randomisations": "integer",
+        "qmc_seed": "integer",
     },
     "simulation": {
         "d": "integer",
@@ -86,16 +105,22 @@ PARAMETERS: dict[str, dict[str, str]] = {
     },
 }
 MULTI_VALUED = ("order", "matrix", "numbers or none")
-# simulation parameters hashed only when not at these values (see the module docstring)
+# parameters hashed only when not at these values (see the module docstring)
+_VARIANT_OFF = {"untied": False, "clusters": 1, "label_correlation": 0.0, "cluster_norm": 1.0}
 _HASHED_WHEN_ON = {
-    "untied": False,
-    "value_rank": 0,
-    "clusters": 1,
-    "label_correlation": 0.0,
-    "cluster_norm": 1.0,
+    "simulation": {**_VARIANT_OFF, "value_rank": 0},
+    "theory": {
+        **_VARIANT_OFF,
+        "method": "gauss-hermite",
+        **{name: getattr(QMC(), field) for field, name in QMC_FIELDS.items()},
+    },
 }
+# theory: the integration method's name and the options that apply to it alone
+THEORY_METHODS = ("gauss-hermite", "qmc")
+SOLVER_OPTIONS = ("order", "tol", "damping", "anderson", "max_iter", "estimator")
 _NUMERIC = ("real", "integer", "real or none", "integer or none")
-# theory sweeps solve the tied model (Gauss-Hermite): every field of ModelParams but its variant
+# the fields of ModelParams a theory point sets directly (the variant is built from untied and
+# the cluster parameters, as in the simulations)
 MODEL_FIELDS = tuple(f.name for f in dataclasses.fields(ModelParams) if f.name != "variant")
 
 
@@ -127,6 +152,8 @@ def _defaults(kind: str) -> dict[str, Any]:
         out.update({n: sig[n].default for n in ("max_iter", "estimator")})
         out["order"] = GaussHermite().order
         out["branch"] = "semantic"
+        out.update(_VARIANT_OFF, method="gauss-hermite")
+        out.update({name: getattr(QMC(), field) for field, name in QMC_FIELDS.items()})
         return out
     from ..sim import SimConfig
 
@@ -277,23 +304,69 @@ def _nested_lists(rows) -> list:
     return [list(row) for row in rows]
 
 
+def theory_variant(p: dict) -> Variant:
+    """The variant of a theory point: untied, a mixture (clusters >= 2) or tied."""
+    if p["untied"] and p["clusters"] > 1:
+        raise ValueError("clusters: correlated tokens are solved for the tied model only")
+    if p["untied"]:
+        return Untied()
+    if p["clusters"] > 1:
+        return Mixture(p["clusters"], p["label_correlation"], p["cluster_norm"])
+    if p["clusters"] < 1:
+        raise ValueError(f"clusters must be an integer >= 1, got {p['clusters']}")
+    return Tied()
+
+
+def theory_method(p: dict) -> QMC:
+    """The QMC method of a theory point with method=qmc."""
+    return QMC(**{field: p[name] for field, name in QMC_FIELDS.items()})
+
+
+def theory_model(p: dict) -> ModelParams:
+    """The model of a (canonical) theory point."""
+    return ModelParams(**{k: p[k] for k in MODEL_FIELDS}, variant=theory_variant(p))
+
+
+def _keep_defaults(p: dict, names, method: str) -> None:
+    """ValueError naming the first of `names` set away from its default: it does not apply to
+    `method`."""
+    defaults, table = _defaults("theory"), PARAMETERS["theory"]
+    for name in names:
+        if p[name] != _COERCE[table[name]](name, defaults[name]):
+            raise ValueError(f"{name}: applies to another method than {method}")
+
+
 def _validate_theory(p: dict) -> None:
     """Checks, and puts the model's fields in ModelParams' own normal form (default encodings
-    filled in)."""
-    from ..theory.l2.engine import BRANCHES
+    filled in). Options of the other method must stay at their defaults; with clusters = 1 the
+    mixture's label_correlation and cluster_norm are stored as their defaults."""
+    from ..theory import BRANCHES
+    from ..theory.general.engine import check_variant
+    from ..theory.l2.engine import BRANCHES as EXACT_BRANCHES
 
-    model = ModelParams(**{k: p[k] for k in MODEL_FIELDS})
-    if not model.is_l2:
-        raise ValueError(
-            "the exact L=2 engine needs L = 2, rank = teacher_rank = 1 and encodings (+1, -1); "
-            f"got L={model.L}, rank={model.rank}, teacher_rank={model.teacher_rank}, "
-            f"encodings={model.encodings} (use the general engine)"
-        )
+    if p["method"] not in THEORY_METHODS:
+        raise ValueError(f"method must be one of {THEORY_METHODS}, got {p['method']!r}")
+    if p["clusters"] == 1:
+        p["label_correlation"], p["cluster_norm"] = 0.0, 1.0
+    model = theory_model(p)
+    if p["method"] == "gauss-hermite":
+        _keep_defaults(p, QMC_FIELDS.values(), "gauss-hermite")
+        if not model.is_l2:
+            raise ValueError(
+                "the exact L=2 engine needs L = 2, rank = teacher_rank = 1 and encodings "
+                f"(+1, -1); got L={model.L}, rank={model.rank}, teacher_rank={model.teacher_rank}, "
+                f"encodings={model.encodings}, variant={model.variant} (use method=qmc)"
+            )
+    else:
+        _keep_defaults(p, SOLVER_OPTIONS, "qmc")
+        theory_method(p)
+        check_variant(model)
     p.update({k: getattr(model, k) for k in MODEL_FIELDS})
     p["A"], p["encodings"] = _nested_lists(model.A), _nested_lists(model.encodings)
     check_positive("alpha", p["alpha"])
-    if p["branch"] not in BRANCHES:
-        raise ValueError(f"branch must be one of {BRANCHES}, got {p['branch']!r}")
+    valid = EXACT_BRANCHES if p["method"] == "gauss-hermite" else BRANCHES
+    if p["branch"] not in valid:
+        raise ValueError(f"branch must be one of {valid}, got {p['branch']!r}")
     check_positive("tol", p["tol"])
     if not 0.0 <= p["damping"] < 1.0:
         raise ValueError(f"damping must be in [0, 1), got {p['damping']}")
@@ -336,9 +409,8 @@ def canonical_point(kind: str, params: dict) -> dict:
 def point_hash(kind: str, point: dict) -> str:
     """sha256 of the canonical JSON of (kind, point): the run id of a stored point (switched-off
     simulation extensions left out)."""
-    if kind == "simulation":
-        off = _HASHED_WHEN_ON
-        point = {k: v for k, v in point.items() if k not in off or v != off[k]}
+    off = _HASHED_WHEN_ON[kind]
+    point = {k: v for k, v in point.items() if k not in off or v != off[k]}
     text = json.dumps(
         {"kind": kind, "params": point}, sort_keys=True, separators=(",", ":"), allow_nan=False
     )

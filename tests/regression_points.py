@@ -101,7 +101,8 @@ def _transitions(omega):
 
 
 def _gamp():
-    from attnphase import ModelParams, run_gamp, trace_of_run
+    from attnphase import ModelParams
+    from attnphase.gamp import run_gamp, trace_of_run
 
     res = run_gamp(ModelParams(), d=200, alpha=1.5, init="semantic", seed=3, max_iter=25)
     out: dict[str, float] = {"iterations": res.iterations}

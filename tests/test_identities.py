@@ -11,11 +11,10 @@ from attnphase import (
     GaussHermite,
     ModelParams,
     learning_curve,
-    linear_baseline_matrix,
     linear_test_error,
     solve,
 )
-from attnphase.baseline import uniform_attention_error
+from attnphase.baseline import linear_baseline_matrix, uniform_attention_error
 from attnphase.theory.l2 import equations as eq
 from attnphase.theory.l2.channel import ChannelIntegrator
 from attnphase.theory.l2.prox import prox

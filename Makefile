@@ -2,7 +2,11 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+# the folders that mypy checks (pyproject's [tool.mypy]: the modules they import are followed
+# silently, not checked)
+TYPED  := src/attnphase/params.py src/attnphase/theory src/attnphase/transitions
+
+.PHONY: demo test lint bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -15,6 +19,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff format --check src tests
+	$(PY) -m mypy $(TYPED)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_theory.py

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -176,6 +177,12 @@ class ModelParams:
                 f"variant must be Tied(), Untied() or a Mixture(...), got {self.variant!r}"
             )
 
+    def with_value(self, name: str, value: float) -> ModelParams:
+        """A copy with the scalar parameter `name` (omega, sigma or lam: a parameter path's
+        coordinate) set to value, validated as every ModelParams."""
+        changes: dict[str, Any] = {name: value}
+        return replace(self, **changes)
+
     @property
     def untied(self) -> bool:
         """Separate query and key matrices (variant `Untied`)."""
@@ -199,6 +206,7 @@ class ModelParams:
     @property
     def K(self) -> int:
         """Number of encoding directions (columns of C)."""
+        assert self.encodings is not None  # __post_init__ fills in the default
         return len(self.encodings[0])
 
     @property

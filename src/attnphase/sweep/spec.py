@@ -409,7 +409,7 @@ def canonical_point(kind: str, params: dict) -> dict:
 def point_hash(kind: str, point: dict) -> str:
     """sha256 of the canonical JSON of (kind, point): the run id of a stored point (switched-off
     simulation extensions left out)."""
-    off = _HASHED_WHEN_ON[kind]
+    off = _HASHED_WHEN_ON.get(kind, {})
     point = {k: v for k, v in point.items() if k not in off or v != off[k]}
     text = json.dumps(
         {"kind": kind, "params": point}, sort_keys=True, separators=(",", ":"), allow_nan=False

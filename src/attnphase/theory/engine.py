@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Sequence
+from typing import TypedDict
 
 from ..params import ModelParams, check_positive
 from .general.engine import qmc_curve, solve_qmc
@@ -20,6 +21,12 @@ from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
 # semantic (theta != 0), positional (M != 0), trivial; mixed (rank >= 2: one column of each);
 # clustered (correlated tokens: aligned with the cluster means)
 BRANCHES = ("semantic", "positional", "trivial", "mixed", "clustered")
+
+
+class _Tolerance(TypedDict, total=False):
+    """The solver's tolerance when one is given (else each engine's default)."""
+
+    tol: float
 
 
 def _check_branch(branch: str, start) -> str:
@@ -53,7 +60,7 @@ def solve(
     m = resolve_method(method, p)
     label = branch if branch is not None else ("semantic" if start is None else "custom")
     label = _check_branch(label, start)
-    kw = {} if tol is None else {"tol": check_positive("tol", tol)}
+    kw: _Tolerance = {} if tol is None else {"tol": check_positive("tol", tol)}
     if isinstance(m, GaussHermite):
         return solve_exact(alpha, p, start, label, m, strict=strict, **kw)
     res = solve_qmc(alpha, p, start, label, m, **kw)
@@ -88,7 +95,7 @@ def learning_curve(
     p = params if params is not None else ModelParams()
     m = resolve_method(method, p)
     _check_branch(branch, None)
-    kw = {} if tol is None else {"tol": check_positive("tol", tol)}
+    kw: _Tolerance = {} if tol is None else {"tol": check_positive("tol", tol)}
     if isinstance(m, GaussHermite):
         return exact_curve(alist, p, branch, m, progress=progress, **kw)
     return qmc_curve(alist, p, branch, m, progress=progress, **kw)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypedDict, TypeVar
 
 import numpy as np
 
@@ -45,6 +45,14 @@ class FixedPointReport(Generic[Aux]):
     @property
     def residual(self) -> float:
         return self.residuals[-1] if self.residuals else float("nan")
+
+
+class StageOptions(TypedDict):
+    """Keyword arguments of `iterate` that the stages of one solve share."""
+
+    admissible: Callable[[np.ndarray], bool]
+    damping: float
+    max_iter: int
 
 
 def _anderson_candidate(
@@ -117,6 +125,7 @@ def iterate(
             chord, chord_failed = False, True
         candidate = x + beta * g
         if chord:
+            assert J is not None  # chord steps only with a Jacobian
             try:
                 newton = x - np.linalg.solve(J, g)
             except np.linalg.LinAlgError:

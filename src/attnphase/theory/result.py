@@ -224,6 +224,7 @@ class TheoryResult:
     def _qmc_dict(self) -> dict:
         p = self.params
         assert isinstance(self.method, QMC)
+        assert p.encodings is not None  # ModelParams.__post_init__ fills in the default
         d: dict[str, Any] = {
             "alpha": self.alpha,
             "omega": p.omega,

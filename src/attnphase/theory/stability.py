@@ -26,7 +26,7 @@ the smooth part alpha E[sum_l D_l] = alpha V^{-1} E[sum_l (I - J_ll)], is report
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -133,6 +133,7 @@ def channel_stability(
         return torch.repeat_interleave(t(x), S, dim=0)
 
     _, _, Hg = loss_derivatives(h_loc, K, rep(s2 * T), rep(cst))
+    assert Hg is not None  # the Hessian is computed by default
     metric = torch.kron(torch.eye(L, dtype=Hg.dtype), t(Vinv))
     positive = torch.linalg.eigvalsh(Hg + metric)[:, 0].reshape(N, S) > 0
     is_min = (stat & positive).numpy()
@@ -168,7 +169,7 @@ def stability(
     """THEORY §9 at a fixed point: each scrambling's channel at its own fixed point's overlaps,
     averaged, with the standard error over scramblings."""
     rows = [channel_stability(ch, o, alpha, p) for ch, o in zip(channels, overlaps, strict=True)]
-    out = {}
+    out: dict[str, Any] = {}  # Stability's fields: float, or an r x r array for vhat_smooth
     for name, values in zip(
         ("rs_stability", "jump_mass", "vhat_smooth"), zip(*rows, strict=True), strict=True
     ):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -37,6 +38,25 @@ BIFURCATION_T = 1e-6  # the order parameter at which a branch ending at t -> 0 i
 # (or the system's t_min, above the collapse threshold of its map: 3e-5 for the exact engine)
 Check = Callable[[float, np.ndarray, np.ndarray | None], tuple[float, int]]
 FoldCheck = Callable[[float, float, np.ndarray, np.ndarray | None], tuple[float, int]]
+
+
+class DefiningSystem(Protocol):
+    """A square system F(z) = 0 of `systems` (alpha = z[-1]): the residual, the SE map
+    evaluations it has cost so far and the branch states at a root."""
+
+    @property
+    def evaluations(self) -> int: ...
+
+    def __call__(self, z: np.ndarray) -> np.ndarray: ...
+
+    def states(self, z: np.ndarray) -> dict[str, np.ndarray]: ...
+
+
+@runtime_checkable
+class HasStateJacobian(Protocol):
+    """A spinodal's system that gives dG/dx at its fixed point (`BranchAtOrder`)."""
+
+    def state_jacobian(self, z: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -85,7 +105,7 @@ class LineFollower:
 
     def __init__(
         self,
-        make_system: Callable[[float], object],
+        make_system: Callable[[float], DefiningSystem],
         z0: np.ndarray | None,
         *,
         alpha_window: tuple[float, float],
@@ -95,7 +115,7 @@ class LineFollower:
         self.make, self.z0, self.window, self.check = make_system, z0, alpha_window, check
         self.tol = tol
         self.history: list[tuple[float, np.ndarray]] = []
-        self.J = None
+        self.J: np.ndarray | None = None
         self.ended = ""
 
     def resume(self, point: LinePoint) -> None:
@@ -137,7 +157,7 @@ class LineFollower:
 
 
 def follow(
-    make_system: Callable[[float], object],
+    make_system: Callable[[float], DefiningSystem],
     z0: np.ndarray,
     s_values: Sequence[float],
     *,
@@ -159,7 +179,9 @@ def _predict(history, s, z0):
     return z2 + (z2 - z1) * (s - s2) / (s2 - s1)
 
 
-def solve_root(system, z: np.ndarray, J=None) -> tuple[float, int]:
+def solve_root(
+    system: DefiningSystem, z: np.ndarray, J: np.ndarray | None = None
+) -> tuple[float, int]:
     """(alpha of the root of `system` from z, or NaN, and the evaluations it took): the check
     of a root at another accuracy."""
     rep = newton_broyden(system, z, J)
@@ -182,7 +204,14 @@ class _AlphaOfT:
     through the two nearest t solved before (the first from z0), with the Jacobian carried
     from solve to solve; a t solved before is not solved again."""
 
-    def __init__(self, make: Callable[[float], object], t0: float, z0: np.ndarray, J, tol):
+    def __init__(
+        self,
+        make: Callable[[float], DefiningSystem],
+        t0: float,
+        z0: np.ndarray,
+        J: np.ndarray | None,
+        tol: float,
+    ):
         self.make, self.start, self.J, self.evaluations = make, z0, J, 0
         self.solved: dict[float, np.ndarray] = {}
         self.tol = tol
@@ -209,13 +238,13 @@ class _AlphaOfT:
 
 
 def fold_on(
-    make: Callable[[float], object],
+    make: Callable[[float], DefiningSystem],
     z0: np.ndarray,
     t0: float,
     sign: float,
-    J=None,
+    J: np.ndarray | None = None,
     tol: float = NEWTON_TOL,
-):
+) -> Fold:
     """The extremum (sign +1: minimum, -1: maximum) of alpha(t) near t0.
 
     alpha(t) carries noise of ~1e-4 at the default quadrature order (the global prox
@@ -266,7 +295,9 @@ def _critical_eigenvalue(a: _AlphaOfT, t: float) -> float:
     there is none): it changes sign at a fold."""
     if not math.isfinite(a(t)):
         return math.nan
-    eig = np.linalg.eigvals(a.make(t).state_jacobian(a.solved[t]))
+    system = a.make(t)
+    assert isinstance(system, HasStateJacobian)  # `_singular` asks only such systems
+    eig = np.linalg.eigvals(system.state_jacobian(a.solved[t]))
     return float(eig[np.argmin(np.abs(eig))].real)
 
 
@@ -316,7 +347,7 @@ class FoldFollower:
 
     def __init__(
         self,
-        make_fold: Callable[[float, float], object],
+        make_fold: Callable[[float, float], DefiningSystem],
         sign: float,
         t0: float,
         z0: np.ndarray | None,
@@ -329,7 +360,7 @@ class FoldFollower:
         self.tol = tol
         self.t0, self.z0 = t0, z0
         self.history: list[tuple[float, float, np.ndarray]] = []
-        self.J = None
+        self.J: np.ndarray | None = None
         self.ended = ""
 
     def resume(self, point: LinePoint) -> None:
@@ -342,6 +373,7 @@ class FoldFollower:
         if self.ended:
             return ended_point(s, self.ended)
         t, z = _predict_fold(self.history, s) if self.history else (self.t0, self.z0)
+        assert z is not None  # a line without a start is ended, or resumed from a root
         fold = fold_on(lambda u: self.make(s, u), z, t, self.sign, self.J, self.tol)
         self.J = fold.jacobian
         zf = fold.z

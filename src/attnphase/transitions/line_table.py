@@ -27,7 +27,7 @@ from ..sweep.backends import check_backend, open_backend
 from ..sweep.spec import point_hash
 from ..sweep.store import BUSY, DONE, Heartbeat, Owner, ResultStore, StoreError, check_store
 from ..theory import GaussHermite
-from ..theory.method import EXACT
+from ..theory.method import EXACT, check_order
 from .continuation import LinePoint, point_columns
 from .lines import LINES, GaussHermiteLines, line_follower, line_starts, parameter_path
 
@@ -106,13 +106,16 @@ def _stored_or_computed(
     while True:
         state, attempt = db.claim(rid, owner, retry=True, lease=LEASE_SECONDS)
         if state == DONE:
-            status, result, error = db.result(rid)
+            stored = db.result(rid)
+            assert stored is not None  # DONE: the point is stored
+            status, result, error = stored
             if status != "ok":
                 raise StoreError(f"{kind} point failed in another run: {error}")
             return result
         if state != BUSY:
             break
         time.sleep(POLL_SECONDS)
+    assert attempt is not None  # claimed: `claim` gave the new attempt's id
     try:
         result = compute()
     except Exception as err:
@@ -143,8 +146,10 @@ def run_segment(kind: str, params: dict) -> dict:
     """Point function of the sweep backends: one segment of one line (params: setup, line,
     values in the order to follow, start) through the store; returns its point count."""
     setup = LineSetup(**params["setup"])
-    setup = dataclasses.replace(
-        setup, order=tuple(setup.order), check_order=tuple(setup.check_order)
+    setup = dataclasses.replace(  # JSON lists as the pairs they were stored from
+        setup,
+        order=check_order("order", setup.order),
+        check_order=check_order("check_order", setup.check_order),
     )
     name, values = params["line"], params["values"]
     start = _start_from(name, params["start"]) if params["start"] is not None else None
@@ -272,7 +277,10 @@ def transition_table(
             row: dict = {parameter: s}
             for name in LINES:
                 got = db.result(setup.point_id(name, s)) if name in names else None
-                pt = _point_from(s, got[1]) if got and got[0] == "ok" else None
+                pt = None
+                if got and got[0] == "ok":
+                    assert got[1] is not None  # an "ok" point is stored with its record
+                    pt = _point_from(s, got[1])
                 missing = "not computed (a run failed)" if name in names else "not requested"
                 row.update(point_columns(name, pt, missing))
             rows.append(row)

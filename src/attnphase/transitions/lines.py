@@ -15,6 +15,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from ..theory import GaussHermite, NonConvergenceWarning
 from ..theory.method import EXACT
 from .continuation import (
     NEWTON_TOL,
+    Check,
+    FoldCheck,
     FoldFollower,
     LineFollower,
     LinePoint,
@@ -52,7 +55,7 @@ def parameter_path(
             raise ValueError("a path in A needs A_end")
         a0, a1 = np.asarray(p.A, dtype=float), np.asarray(A_end, dtype=float)
         return lambda s: replace(p, A=((1 - s) * a0 + s * a1).tolist())
-    return lambda s: replace(p, **{parameter: float(s)})
+    return lambda s: p.with_value(parameter, float(s))
 
 
 @dataclass(frozen=True)
@@ -118,11 +121,29 @@ def _state_near(p, branch, alpha, fp: FirstPoint, order) -> np.ndarray | None:
     return np.array([res.q, res.m, res.V, res.theta]) if _on(res, branch) else None
 
 
+class Lines(Protocol):
+    """The defining systems of the four lines at any s of a parameter path (`path`), with the
+    checks of their roots (None: no second accuracy); `GaussHermiteLines` and
+    `qmc_lines.ScramblingLines`."""
+
+    path: Callable[[float], ModelParams]
+
+    def crossing(self, s: float) -> CrossingSystem: ...
+
+    def linear(self, s: float) -> LinearSystem: ...
+
+    def fold(self, branch: str, s: float, t: float) -> BranchAtOrder: ...
+
+    def check(self, kind: str) -> Check | None: ...
+
+    def check_fold(self, branch: str) -> FoldCheck | None: ...
+
+
 class GaussHermiteLines:
     """The defining systems of the four lines at any s of a parameter path, at the working
     order and at the check order."""
 
-    def __init__(self, path, method: GaussHermite):
+    def __init__(self, path: Callable[[float], ModelParams], method: GaussHermite):
         self.path, self.order, self.check_order = path, method.order, method.check_order
 
     def crossing(self, s: float, order=None) -> CrossingSystem:
@@ -136,12 +157,12 @@ class GaussHermiteLines:
     def fold(self, branch: str, s: float, t: float, order=None) -> BranchAtOrder:
         return BranchAtOrder(BranchMap(branch, self.path(s), order or self.order), t)
 
-    def check(self, kind: str) -> Callable:
+    def check(self, kind: str) -> Check:
         """check(s, z, J) of `follow`: the root re-solved at the check order."""
         make = self.crossing if kind == "alpha_c" else self.linear
         return lambda s, z, J: solve_root(make(s, self.check_order), z, J)
 
-    def check_fold(self, branch: str) -> Callable:
+    def check_fold(self, branch: str) -> FoldCheck:
         """check(s, t, z, J) of `follow_fold`: the extremum re-found at the check order."""
 
         def check(s, t, z, J):
@@ -190,7 +211,7 @@ def line_starts(
 
 def line_follower(
     name: str,
-    lines: GaussHermiteLines,
+    lines: Lines,
     start: tuple | str | None,
     alpha_window: tuple[float, float],
 ) -> LineFollower | FoldFollower:

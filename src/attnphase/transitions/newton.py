@@ -21,7 +21,7 @@ class OffDomain(ArithmeticError):
 @dataclass(frozen=True)
 class NewtonReport:
     z: np.ndarray
-    jacobian: np.ndarray
+    jacobian: np.ndarray | None  # None: no Jacobian given and the start off domain
     converged: bool
     evaluations: int
     residual: float
@@ -98,7 +98,7 @@ def newton_broyden(
         if new is None:
             if fresh:
                 return NewtonReport(
-                    z, J, False, evals, np.linalg.norm(fz), "no step stays on domain"
+                    z, J, False, evals, float(np.linalg.norm(fz)), "no step stays on domain"
                 )
             J, fresh = fd_jacobian(f, z, fz), True
             stale, rebuilt_at_floor = 0, np.linalg.norm(fz) <= floor
@@ -110,7 +110,7 @@ def newton_broyden(
         fresh = False
         res = np.linalg.norm(fz)
         if np.linalg.norm(dz) <= tol * (1.0 + np.linalg.norm(z)) and res <= floor:
-            return NewtonReport(z, J, True, evals, res, "converged")
+            return NewtonReport(z, J, True, evals, float(res), "converged")
         least = min(least, (res, z), key=lambda pair: pair[0])
         if res < 0.5 * best:
             best, stale = res, 0
@@ -119,7 +119,9 @@ def newton_broyden(
         if stale >= rebuild_after:
             if rebuilt_at_floor and least[0] <= floor:
                 res, z = least
-                return NewtonReport(z, J, True, evals, res, "converged (residual's noise floor)")
+                return NewtonReport(
+                    z, J, True, evals, float(res), "converged (residual's noise floor)"
+                )
             J, fresh = fd_jacobian(f, z, fz), True
             stale, rebuilt_at_floor = 0, res <= floor
-    return NewtonReport(z, J, False, evals, np.linalg.norm(fz), "maximum iterations reached")
+    return NewtonReport(z, J, False, evals, float(np.linalg.norm(fz)), "maximum iterations reached")

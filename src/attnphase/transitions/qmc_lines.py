@@ -193,20 +193,20 @@ def scrambling_line_starts(
         ]
         end = (on[0] if lower else on[-1]) if on else None
         name = f"spinodal_{branch}"
-        system = lines.fold(branch, s0, 1.0)
+        fold = lines.fold(branch, s0, 1.0)
         if end is None:
             starts[name] = f"no {branch} fixed point in the window at {s0:g}"
             continue
         if end == (0 if lower else len(alphas) - 1):
             x = _packed(p0, branches[branch].grid[end])
-            t_end = abs(x[system.map.free[system.slot]])
+            t_end = abs(x[fold.map.free[fold.slot]])
             starts[name] = (
                 f"the {branch} branch does not end in the window at {s0:g} (order parameter "
                 f"{t_end:.2g} at alpha {alphas[end]:.3g})"
             )
             continue
         x = _packed(p0, branches[branch].grid[end])
-        starts[name] = (float(x[system.map.free[system.slot]]), system.pack(x, alphas[end]))
+        starts[name] = (float(x[fold.map.free[fold.slot]]), fold.pack(x, alphas[end]))
     return starts
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+import numpy as np
 from scipy.optimize import brentq
 
+Values = Sequence[float] | np.ndarray  # a grid's values, one per alpha
 
-def bracket_sign_changes(alphas: Sequence[float], values: Sequence[float]) -> list[tuple[int, int]]:
+
+def bracket_sign_changes(alphas: Sequence[float], values: Values) -> list[tuple[int, int]]:
     """Index pairs (i, i+1) of consecutive finite values with opposite signs."""
     out = []
     for i in range(len(alphas) - 1):

@@ -14,7 +14,6 @@ import json
 import math
 import tempfile
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -84,7 +83,7 @@ def _scan_rows(p, values, parameter, progress, **scan) -> list[dict]:
 
     rows = []
     for s in tqdm(values, desc="transition scans", disable=not progress):
-        t = find_transitions(replace(p, **{parameter: s}), **scan)
+        t = find_transitions(p.with_value(parameter, s), **scan)
         row: dict = {parameter: s}
         for name in LINES:
             value = getattr(t, name)
@@ -127,7 +126,7 @@ def transition_table(
         raise ValueError(f"parameter must be omega, sigma or lam, got {parameter!r}")
     values = sorted({float(v) for v in values})
     for s in values:
-        replace(p, **{parameter: s})  # ModelParams validates every value before any work
+        p.with_value(parameter, s)  # ModelParams validates every value before any work
     m = resolve_method(method, p)
     if method == "auto" and isinstance(m, QMC):
         m = QMC(points=TABLE_POINTS)

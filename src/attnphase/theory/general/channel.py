@@ -129,6 +129,7 @@ class GeneralChannel:
         shape (n, L, r), computed as by `moments` (which it runs: same starts, same warm start
         from and update of the previous minimisers)."""
         self.moments(o, C=C, sigma=sigma, omega=omega, A=A)
+        assert self._warm is not None  # `moments` stored its minimisers
         return self._warm
 
     def moments(

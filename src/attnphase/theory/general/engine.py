@@ -20,7 +20,7 @@ from scipy.optimize import linear_sum_assignment
 from ...baseline import linear_test_error_qmc
 from ...params import TIED, Mixture, ModelParams, Tied, Untied, Variant
 from .. import overlaps as ge
-from ..iterate import InadmissibleStep, iterate
+from ..iterate import InadmissibleStep, StageOptions, iterate
 from ..method import QMC
 from ..result import TheoryResult
 from .channel import GeneralChannel
@@ -401,7 +401,7 @@ def solve_one(
     keep = layout.mask(branch)
     x = layout.pack(canonical(start, variant)) * keep
     fine = GeneralMap(alpha, p, channel, keep)
-    kw = dict(admissible=fine.admissible, damping=damping, max_iter=max_iter)
+    kw: StageOptions = {"admissible": fine.admissible, "damping": damping, "max_iter": max_iter}
     iterations = 0
     if coarse is not None:
         # plain damped steps: Anderson started cold can land on the unstable trivial point.
@@ -410,12 +410,11 @@ def solve_one(
         # scramblings and on 1024 points for none of 20): only they can tell a collapse.
         for stage in (coarse, channel):
             rough = GeneralMap(alpha, p, stage, keep)
-            pre = iterate(
-                rough.step,
-                defined_start(rough, x, layout),
-                tol=1e-3,
-                **{**kw, "damping": COARSE_DAMPING.get(branch, COARSE_DAMPING_DEFAULT)},
-            )
+            damped: StageOptions = {
+                **kw,
+                "damping": COARSE_DAMPING.get(branch, COARSE_DAMPING_DEFAULT),
+            }
+            pre = iterate(rough.step, defined_start(rough, x, layout), tol=1e-3, **damped)
             iterations += pre.iterations
             if pre.converged:
                 break
@@ -451,6 +450,7 @@ def _summary(solutions: list[Solution], mixture: Mixture | None = None) -> tuple
     hat_keys = ("qhat", "Mhat", "thetahat", "Vhat")
     rows: dict[str, list] = {k: [] for k in keys + hat_keys}
     for s in solutions:
+        assert s.overlaps is not None  # only solved scramblings are summarised
         if mixture is not None:
             rows.setdefault("cluster_m", []).append(cluster_overlaps(s.overlaps.M, mixture))
         for k in keys:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 
@@ -53,6 +54,15 @@ def _directions(name: str, shape: tuple[int, int]):
             yield (i, j), e
 
 
+class _ModelInputs(TypedDict):
+    """The model's keyword arguments of `GeneralChannel.moments`."""
+
+    C: np.ndarray
+    sigma: float
+    omega: float
+    A: np.ndarray
+
+
 def check_stationarity(
     alpha: float,
     p: ModelParams,
@@ -64,7 +74,7 @@ def check_stationarity(
     """The hats at o and alpha times the finite-difference gradient of E[M] (central, relative
     step `step` of each block's scale) on `channel`'s points."""
     rho = p.sigma**2 * np.eye(p.teacher_rank)
-    kw = dict(C=p.C_array, sigma=p.sigma, omega=p.omega, A=p.A_array)
+    kw: _ModelInputs = {"C": p.C_array, "sigma": p.sigma, "omega": p.omega, "A": p.A_array}
     h = ge.hats(channel.moments(o, **kw), o, alpha=alpha, rho=rho)
 
     def envelope(x: ge.MatrixOverlaps) -> float:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...baseline import linear_test_error
 from ...params import ModelParams
-from ..iterate import InadmissibleStep, iterate, residual_jacobian
+from ..iterate import InadmissibleStep, StageOptions, iterate, residual_jacobian
 from ..method import GaussHermite
 from ..overlaps import MatrixOverlaps
 from ..result import ConvergenceError, NonConvergenceWarning, TheoryResult
@@ -183,7 +183,11 @@ def _solve_with(
     engine = _Engine(alpha, p, ladder.full, estimator, pinned)
     mid = _Engine(alpha, p, ladder.mid, estimator, pinned)
     x = _as_vector(start) * engine.keep
-    kw = dict(admissible=lambda z: _admissible(z, p.rho), damping=damping, max_iter=max_iter)
+    kw: StageOptions = {
+        "admissible": lambda z: _admissible(z, p.rho),
+        "damping": damping,
+        "max_iter": max_iter,
+    }
     iterations = 0
     if cold:
         ladder.jacobian = None
@@ -217,6 +221,7 @@ def _solve_with(
         warnings.warn(msg, NonConvergenceWarning, stacklevel=3)
         if rep.aux is None or rep.status != "maximum iterations reached":
             return _result(alpha, p, branch, method, eps_lin, rep)
+    assert rep.aux is not None  # the map's output at an iterate (returned above otherwise)
     hats_, mom = rep.aux
     return _result(alpha, p, branch, method, eps_lin, rep, rep.x, hats_, mom)
 

@@ -20,6 +20,7 @@ from ..theory import (
     Method,
     learning_curves,
 )
+from ..theory.general.engine import GENERAL_BRANCHES, MIXTURE_BRANCH
 from ..theory.l2.engine import BRANCHES as EXACT_BRANCHES
 from ..theory.method import exact_refusal
 from .app import app
@@ -68,7 +69,6 @@ UNTIED_COLUMNS = ["q_query", "q_key", "m_query", "m_key", "theta_query", "theta_
 MIXTURE_COLUMNS = ["m_mean", "mean_multiplier", "mean_multiplier_err"]
 
 
-QMC_BRANCHES = ("semantic", "positional", "trivial", "mixed")
 EngineOpt = Annotated[str, typer.Option(help="auto (l2 for L=2, r=t=1) | l2 | general")]
 RandomisationsOpt = Annotated[
     int, typer.Option(help="general: independent scramblings (error bars)")
@@ -96,7 +96,7 @@ def method_for(
         engine = "l2" if p.is_l2 else "general"
     refusal = exact_refusal(p) if engine == "l2" else None
     if refusal is not None:
-        raise UsageError(f"--engine: engine l2 {refusal}")
+        raise UsageError(f"--engine: engine l2 {refusal} (use --engine general)")
     return GaussHermite(order) if engine == "l2" else QMC(points, randomisations)
 
 
@@ -156,9 +156,9 @@ def theory(
             raise UsageError(
                 "--stability: measured for the tied model only, not with --untied or --clusters"
             )
-        valid = EXACT_BRANCHES if isinstance(method, GaussHermite) else QMC_BRANCHES
+        valid = EXACT_BRANCHES if isinstance(method, GaussHermite) else GENERAL_BRANCHES
         if mixture is not None:
-            valid = (*valid, "clustered")
+            valid = (*valid, MIXTURE_BRANCH)
         if untied:
             valid = tuple(b for b in valid if b != "mixed")
         if branch != "all" and branch not in valid:

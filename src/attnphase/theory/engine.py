@@ -16,6 +16,7 @@ from ..params import ModelParams, check_positive
 from .general.engine import qmc_curve, solve_qmc
 from .l2.engine import exact_curve, solve_exact
 from .method import QMC, GaussHermite, Method, resolve_method
+from .overlaps import MatrixOverlaps
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
 
 # semantic (theta != 0), positional (M != 0), trivial; mixed (rank >= 2: one column of each);
@@ -29,10 +30,24 @@ class _Tolerance(TypedDict, total=False):
     tol: float
 
 
-def _check_branch(branch: str, start) -> str:
-    if start is None and branch not in BRANCHES:
+def _check_branch(branch: str | None, start) -> str:
+    """The result's label: the branch (a known name), or "custom" for a start on no branch."""
+    if branch is None:
+        return "semantic" if start is None else "custom"
+    if branch not in BRANCHES:
         raise ValueError(f"branch must be one of {BRANCHES}, got {branch!r}")
     return branch
+
+
+def _warn_unconverged(res: TheoryResult, strict: bool = False) -> None:
+    """A QMC fixed point not reached: NonConvergenceWarning, or ConvergenceError if strict (the
+    Gauss-Hermite solver does the same itself)."""
+    if res.converged:
+        return
+    msg = f"alpha={res.alpha}, branch={res.branch}: {res.status}"
+    if strict:
+        raise ConvergenceError(msg)
+    warnings.warn(msg, NonConvergenceWarning, stacklevel=3)
 
 
 def solve(
@@ -58,17 +73,14 @@ def solve(
     alpha = check_positive("alpha", alpha)
     p = params if params is not None else ModelParams()
     m = resolve_method(method, p)
-    label = branch if branch is not None else ("semantic" if start is None else "custom")
-    label = _check_branch(label, start)
+    label = _check_branch(branch, start)
     kw: _Tolerance = {} if tol is None else {"tol": check_positive("tol", tol)}
     if isinstance(m, GaussHermite):
         return solve_exact(alpha, p, start, label, m, strict=strict, **kw)
+    if start is not None and not isinstance(start, MatrixOverlaps):
+        raise ValueError(f"start: QMC starts from MatrixOverlaps, got {type(start).__name__}")
     res = solve_qmc(alpha, p, start, label, m, **kw)
-    if not res.converged:
-        msg = f"alpha={alpha}, branch={label}: {res.status}"
-        if strict:
-            raise ConvergenceError(msg)
-        warnings.warn(msg, NonConvergenceWarning, stacklevel=2)
+    _warn_unconverged(res, strict)
     return res
 
 
@@ -98,7 +110,10 @@ def learning_curve(
     kw: _Tolerance = {} if tol is None else {"tol": check_positive("tol", tol)}
     if isinstance(m, GaussHermite):
         return exact_curve(alist, p, branch, m, progress=progress, **kw)
-    return qmc_curve(alist, p, branch, m, progress=progress, **kw)
+    curve = qmc_curve(alist, p, branch, m, progress=progress, **kw)
+    for res in curve:
+        _warn_unconverged(res)
+    return curve
 
 
 def learning_curves(

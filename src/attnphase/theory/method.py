@@ -71,17 +71,14 @@ Method = GaussHermite | QMC
 
 
 def exact_refusal(p: ModelParams) -> str | None:
-    """Why the exact Gauss-Hermite channel cannot solve model `p` ("solves only ..."), or None
-    when it can (`ModelParams.is_l2`)."""
+    """Why the exact Gauss-Hermite channel cannot solve model `p` ("solves only ..."; the
+    caller adds what to use instead), or None when it can (`ModelParams.is_l2`)."""
     if not p.is_tied_gaussian:
-        return (
-            "solves only the tied model with Gaussian tokens (use QMC for untied query and key "
-            "or correlated tokens)"
-        )
+        return f"solves only the tied model with Gaussian tokens; got variant={p.variant}"
     if not p.is_l2:
         return (
             f"solves only L = 2, rank = teacher_rank = 1, encodings (+1, -1); got L={p.L}, "
-            f"rank={p.rank}, teacher_rank={p.teacher_rank} (use QMC)"
+            f"rank={p.rank}, teacher_rank={p.teacher_rank}, encodings={p.encodings}"
         )
     return None
 
@@ -100,7 +97,7 @@ def resolve_method(method: Method | str, p: ModelParams) -> Method:
         raise ValueError(f"method must be 'auto', GaussHermite(...) or QMC(...), got {method!r}")
     refusal = exact_refusal(p) if isinstance(method, GaussHermite) else None
     if refusal is not None:
-        raise ValueError(f"method: Gauss-Hermite {refusal}")
+        raise ValueError(f"method: Gauss-Hermite {refusal} (use QMC(...))")
     return method
 
 

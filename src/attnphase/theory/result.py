@@ -107,6 +107,7 @@ class TheoryResult:
     jump_mass = _value_property("jump_mass", False)
     vhat_smooth = _value_property("vhat_smooth", False)
     mean_multiplier = _value_property("mean_multiplier", False)
+    cluster_m = _value_property("cluster_m", False)
     q_err = _value_property("q", True)
     m_err = _value_property("m", True)
     V_err = _value_property("V", True)
@@ -122,6 +123,7 @@ class TheoryResult:
     jump_mass_err = _value_property("jump_mass", True)
     vhat_smooth_err = _value_property("vhat_smooth", True)
     mean_multiplier_err = _value_property("mean_multiplier", True)
+    cluster_m_err = _value_property("cluster_m", True)
 
     @property
     def omega(self) -> float:

@@ -197,9 +197,13 @@ def with_stability(
     """
     from .general.engine import make_channels
 
+    p = result.params
+    if not p.is_tied_gaussian:
+        raise ValueError(
+            f"stability: measured for the tied model with Gaussian tokens only, got {p.variant}"
+        )
     if not result.converged:
         return result
-    p = result.params
     if isinstance(result.method, QMC):
         method = QMC(
             points or result.method.points,

@@ -165,7 +165,7 @@ def scrambling_line_starts(
     p0 = lines.path(s0)
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, check_int("num", num, 3))]
     channel = lines.channel(p0)
-    curves = {b: qmc_curve(alphas, p0, b, QMC(), channels=[channel]) for b in BRANCHES}
+    curves = {b: qmc_curve(alphas, p0, b, lines.method, channels=[channel]) for b in BRANCHES}
     replica = ScramblingReplica(p0, channel, 0, curves)
     branches = {b: BranchScan(replica, alphas, b) for b in BRANCHES}
     sem, pos = branches["semantic"], branches["positional"]
@@ -272,6 +272,11 @@ def qmc_transition_lines(
     values = [float(v) for v in values]
     if not values:
         raise ValueError(f"{parameter}: give at least one value")
+    if not p.is_tied_gaussian:
+        raise ValueError(
+            f"variant: the lines are followed for the tied model with Gaussian tokens, got "
+            f"{p.variant} (find_transitions scans any variant)"
+        )
     path = parameter_path(p, parameter, A_end)
     window = (alpha_min, alpha_max)
     per_k: dict[str, list[list[LinePoint]]] = {name: [] for name in names}

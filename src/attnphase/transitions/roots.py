@@ -52,5 +52,5 @@ def refine_or_interpolate(fn, lo, hi, f_lo, f_hi) -> tuple[float, float]:
     try:
         return refine_root(checked, lo, hi), 0.0
     except ValueError:
-        x = lo - f_lo * (hi - lo) / (f_hi - f_lo)
+        x = interpolated_root([lo, hi], [f_lo, f_hi], 0, 1)
         return float(x), float(max(x - lo, hi - x))

@@ -77,7 +77,7 @@ class GaussHermiteReplica(Replica):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonConvergenceWarning)
             start = (near.q, near.m, near.V, near.theta)
-            return solve(alpha, self.p, start=start, method=self.method, branch=near.branch)
+            return solve(alpha, self.p, start=start, method=self.method, branch=branch)
 
     def on_branch(self, point, branch):
         return on_own_branch(point, branch)
@@ -186,12 +186,18 @@ def global_minimum(sem: BranchScan, pos: BranchScan) -> list[str | None]:
 
 
 def linear_crossing(
-    alphas: list[float], sem: BranchScan, pos: BranchScan, eps_lin: float, alpha_c: float
+    alphas: list[float],
+    sem: BranchScan,
+    pos: BranchScan,
+    eps_lin: float,
+    alpha_c: float,
+    bound_c: float = 0.0,
 ) -> tuple[float, float, float]:
     """(alpha_l, interpolation bound, slope): the first alpha where the global minimum's eps_g
     crosses eps_lin. Where the global minimum changes branch inside the bracket (at alpha_c, or
     where a branch ends), each side is searched on its own branch; a jump across eps_lin at the
-    switch makes the switch itself alpha_l (slope NaN)."""
+    switch makes the switch itself alpha_l, with alpha_c's interpolation bound `bound_c` (slope
+    NaN)."""
     branches = {"semantic": sem, "positional": pos}
     best = global_minimum(sem, pos)
     errs = {b: np.subtract(br.grid_values("test_error"), eps_lin) for b, br in branches.items()}
@@ -213,7 +219,7 @@ def linear_crossing(
                 root, bound = refine_or_interpolate(fn, a, z, fa, fz)
                 return root, bound, (fz - fa) / (z - a)
         if switch is not None:
-            return switch, 0.0, math.nan
+            return switch, bound_c, math.nan
         return 0.5 * (lo + hi), 0.5 * (hi - lo), math.nan
     return math.nan, 0.0, math.nan
 
@@ -227,7 +233,7 @@ def replica_roots(
     if eps_lin is None:
         eps_lin = float(sem.grid[0].linear_test_error)
     alpha_c, bound_c = crossing(alphas, sem, pos)
-    alpha_l, bound_l, slope = linear_crossing(alphas, sem, pos, eps_lin, alpha_c)
+    alpha_l, bound_l, slope = linear_crossing(alphas, sem, pos, eps_lin, alpha_c, bound_c)
     return dict(
         alpha_c=alpha_c,
         bound_c=bound_c,

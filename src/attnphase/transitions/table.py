@@ -21,12 +21,12 @@ import pandas as pd
 
 from ..params import ModelParams
 from ..theory import QMC, GaussHermite, Method, resolve_method
+from . import TRANSITION_POINTS
 from .continuation import point_columns
 from .line_table import transition_table as resumable_line_table
 from .lines import LINES, PATHS
 
 APPROACHES = ("auto", "continuation", "scan")
-TABLE_POINTS = 4096  # QMC points per scrambling of a table's lines under method "auto"
 
 
 def _summary(row: dict) -> str:
@@ -118,7 +118,7 @@ def transition_table(
     `scheduler`; with QMC, followed on every scrambling in this process (`qmc_lines`; no
     store). "scan": `find_transitions` at every value (num alphas per scan). "auto":
     continuation with Gauss-Hermite, scan with QMC. method: the integration method ("auto":
-    Gauss-Hermite where it applies, else QMC with TABLE_POINTS points per scrambling).
+    Gauss-Hermite where it applies, else QMC with TRANSITION_POINTS points per scrambling).
     `lines`: the lines to follow (continuation; a scan finds all four)."""
     if approach not in APPROACHES:
         raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
@@ -129,7 +129,7 @@ def transition_table(
         p.with_value(parameter, s)  # ModelParams validates every value before any work
     m = resolve_method(method, p)
     if method == "auto" and isinstance(m, QMC):
-        m = QMC(points=TABLE_POINTS)
+        m = QMC(points=TRANSITION_POINTS)
     if approach == "auto":
         approach = "continuation" if isinstance(m, GaussHermite) else "scan"
     if approach == "scan":

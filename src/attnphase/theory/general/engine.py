@@ -22,7 +22,7 @@ from ...params import TIED, Mixture, ModelParams, Tied, Untied, Variant
 from .. import overlaps as ge
 from ..iterate import InadmissibleStep, StageOptions, iterate
 from ..method import QMC
-from ..result import TheoryResult
+from ..result import HAT_KEYS, OVERLAP_KEYS, TheoryResult
 from .channel import GeneralChannel
 from .mixture import cluster_overlaps
 
@@ -446,8 +446,7 @@ def solve_one(
 
 
 def _summary(solutions: list[Solution], mixture: Mixture | None = None) -> tuple[dict, dict]:
-    keys = ("q", "M", "theta", "V")
-    hat_keys = ("qhat", "Mhat", "thetahat", "Vhat")
+    keys, hat_keys = OVERLAP_KEYS, HAT_KEYS
     rows: dict[str, list] = {k: [] for k in keys + hat_keys}
     for s in solutions:
         assert s.overlaps is not None  # only solved scramblings are summarised
@@ -499,6 +498,7 @@ def solve_qmc(
     anderson: int = 3,
     max_iter: int = 200,
     channels: list[GeneralChannel] | None = None,
+    coarse_from: QMC | None = None,
 ) -> TheoryResult:
     """One fixed point of the general state evolution at alpha, on `method.randomisations`
     independent scramblings of `method.points` Sobol points (plus antithetic images) each.
@@ -507,7 +507,8 @@ def solve_qmc(
     first); explicit MatrixOverlaps are solved on `branch`'s invariant manifold (`free_overlaps`;
     any other name pins nothing). The first scrambling's fixed point warm-starts the others.
     `channels` (one per scrambling, built by `make_channels`) may be passed in to reuse points
-    and prox warm starts along a curve.
+    and prox warm starts along a curve. A cold start's coarse stage uses 1/8 of the points of
+    `coarse_from` (default: `method`) on seed `coarse_from.seed` + 10000.
     """
     check_variant(p)
     if channels is not None and any(c.variant != p.variant for c in channels):
@@ -522,12 +523,13 @@ def solve_qmc(
     for k, channel in enumerate(channels):
         coarse = None
         if cold and k == 0:
+            stage = coarse_from if coarse_from is not None else method
             coarse = GeneralChannel(
                 p.L,
                 field_width(p),
                 p.teacher_rank,
-                max(method.points // COARSE_FRACTION, 64),
-                method.seed + 10_000,
+                max(stage.points // COARSE_FRACTION, 64),
+                stage.seed + 10_000,
                 p.variant,
             )
         sol = solve_one(
@@ -603,7 +605,9 @@ def qmc_curve(
         start = previous.solutions[0].overlaps if warm and previous is not None else None
         # a cold start's coarse stage uses 1/8 of the default points (QMC()), not of the
         # curve's: kept as it was, so that the curves' numbers do not move
-        res = solve_qmc(alphas[i], p, start, branch, QMC(), tol=tol, channels=channels)
+        res = solve_qmc(
+            alphas[i], p, start, branch, method, tol=tol, channels=channels, coarse_from=QMC()
+        )
         found = found or (res.converged and res.kind == branch)
         results[i] = res
         previous = res

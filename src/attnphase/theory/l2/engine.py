@@ -218,7 +218,7 @@ def _solve_with(
         msg = f"alpha={alpha}, branch={branch}: {rep.status} (residual {rep.residual:.2e})"
         if strict:
             raise ConvergenceError(msg)
-        warnings.warn(msg, NonConvergenceWarning, stacklevel=3)
+        warnings.warn(msg, NonConvergenceWarning, stacklevel=4)
         if rep.aux is None or rep.status != "maximum iterations reached":
             return _result(alpha, p, branch, method, eps_lin, rep)
     assert rep.aux is not None  # the map's output at an iterate (returned above otherwise)

@@ -24,30 +24,31 @@ from attnphase.sim.run import initial_weights
 
 def straightforward(cfg: SimConfig, seed: int, steps: int, baseline_steps: int) -> dict:
     dt, dev = torch.float64, torch.device("cpu")
-    A = torch.tensor(cfg.A, dtype=dt)
+    p = cfg.params
+    A = torch.tensor(p.A, dtype=dt)
     pos = default_positions(cfg.L, cfg.d, dt, dev)
     teacher = torch.randn(1, cfg.d, 1, generator=generator(seed, "teacher", dev), dtype=dt)
-    x = sample_tokens(cfg.n, cfg.L, cfg.d, cfg.sigma, generator(seed, "train", dev), dt, dev)[None]
-    y = targets(x, teacher, cfg.omega, A)
+    x = sample_tokens(cfg.n, cfg.L, cfg.d, p.sigma, generator(seed, "train", dev), dt, dev)[None]
+    y = targets(x, teacher, p.omega, A)
     Q = initial_weights(cfg, teacher, [seed], dt, dev).requires_grad_(True)
     opt = torch.optim.SGD([Q], lr=0.15)
     t = time.perf_counter()
     for _ in range(steps):
         opt.zero_grad()
-        naive_risk(x + pos, y, Q, cfg.lam).sum().backward()
+        naive_risk(x + pos, y, Q, p.lam).sum().backward()
         opt.step()
-    B = train_linear(x, y, cfg.lam, steps=baseline_steps)
+    B = train_linear(x, y, p.lam, steps=baseline_steps)
     secs = time.perf_counter() - t
     Q = Q.detach()[0]
     with torch.no_grad():
-        loss = float(naive_risk(x + pos, y, Q[None], cfg.lam)) / cfg.d
-        base = float(linear_risk(x, y, B, cfg.lam)) / cfg.d
+        loss = float(naive_risk(x + pos, y, Q[None], p.lam)) / cfg.d
+        base = float(linear_risk(x, y, B, p.lam)) / cfg.d
     return {
         "seconds": secs,
         "train_loss": loss,
-        "q": cfg.sigma**2 * float(Q[:, 0] @ Q[:, 0]) / cfg.d,
+        "q": p.sigma**2 * float(Q[:, 0] @ Q[:, 0]) / cfg.d,
         "m": float(Q[:, 0].sum()) / cfg.d,
-        "theta": cfg.sigma**2 * float(teacher[0, :, 0] @ Q[:, 0]) / cfg.d,
+        "theta": p.sigma**2 * float(teacher[0, :, 0] @ Q[:, 0]) / cfg.d,
         "baseline_train_loss": base,
         "grad_rms": float("nan"),
     }

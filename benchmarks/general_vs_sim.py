@@ -10,7 +10,7 @@ training loss.
 
 Conventions (THEORY.md §1, §7): q = sigma^2 Q^T Q/d in both, so q INCLUDES the positional part
 sigma^2 M^T M (Q's component along u contributes d M^2 to |Q|^2); the simulations' m is
-M = U^T Q/sqrt(d), the theory's M (the simulations run `SimConfig.from_params` of the case's
+M = U^T Q/sqrt(d), the theory's M (the simulations run `SimConfig(params=...)` of the case's
 ModelParams). Nothing in q, m, theta needs a finite-d correction.
 
 The 1/d positional term (`attnphase.theory.general.finite_d.positional_output_correction`): the
@@ -138,8 +138,8 @@ CASES = {
 
 def sim_config(case: Case, d: int, n_test: int = 10_000) -> SimConfig:
     """The simulations of the case's model (the theory's ModelParams) at dimension d."""
-    return SimConfig.from_params(
-        case.params, d=d, alpha=case.alpha, init=case.init, n_test=n_test, device="cpu"
+    return SimConfig(
+        params=case.params, d=d, alpha=case.alpha, init=case.init, n_test=n_test, device="cpu"
     )
 
 

@@ -14,6 +14,7 @@ import time
 import numpy as np
 import torch
 
+from attnphase.params import Mixture, ModelParams
 from attnphase.sim import SimConfig, simulate
 
 
@@ -29,9 +30,10 @@ def main() -> None:
     for init in ("semantic", "positional"):
         for d in (int(x) for x in args.dims.split(",")):
             start = time.perf_counter()
-            kw = dict(d=d, alpha=args.alpha, omega=0.3, init=init, n_test=2000)
-            mix = simulate(SimConfig(clusters=2, label_correlation=args.rho, **kw), seeds=seeds)
-            tied = simulate(SimConfig(**kw), seeds=seeds)
+            kw = dict(d=d, alpha=args.alpha, init=init, n_test=2000)
+            mixture = ModelParams(omega=0.3, variant=Mixture(2, args.rho))
+            mix = simulate(SimConfig(params=mixture, **kw), seeds=seeds)
+            tied = simulate(SimConfig(params=ModelParams(omega=0.3), **kw), seeds=seeds)
             cm = np.array([abs(np.ravel(r.cluster_m)[0]) for r in mix])
             rel = np.array(
                 [

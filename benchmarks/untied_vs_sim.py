@@ -42,7 +42,7 @@ def compare(alphas, seeds: int, points: int, d: int) -> None:
         for alpha in alphas:
             th = solve(alpha, p, branch=branch, method=QMC(points, 2))
             row = th.as_dict()
-            cfg = SimConfig(d=d, alpha=alpha, omega=p.omega, init=branch, untied=True)
+            cfg = SimConfig(params=p, d=d, alpha=alpha, init=branch)
             sims = simulate(cfg, seeds=list(range(seeds)))
             for name in names:
                 v = np.abs([getattr(r, name) for r in sims])

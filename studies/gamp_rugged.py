@@ -48,7 +48,7 @@ SE_ITERATIONS = 300  # the damped map needs ~250-320 iterations to its fixed poi
 def one_run(p: ModelParams, alpha: float, d: int, seed: int) -> dict:
     """GAMP and L-BFGS on the data set of (alpha, d, seed), both from the semantic start."""
     g = run_gamp(p, d, alpha, init="semantic", seed=seed, polish=True)
-    cfg = SimConfig.from_params(p, d=d, alpha=alpha, init="semantic", optimizer="lbfgs")
+    cfg = SimConfig(params=p, d=d, alpha=alpha, init="semantic", optimizer="lbfgs")
     (lb,) = simulate(cfg, seeds=[seed])
     rec = {"kind": "run", "alpha": alpha, "d": d, "seed": seed}
     rec.update({f"gamp_{k}": v for k, v in g.as_dict().items() if k not in rec})

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from attnphase.params import Mixture, ModelParams
 from attnphase.sim import SimConfig, simulate
 from attnphase.sim.run import mixture_means
 
@@ -79,7 +80,10 @@ THEORY_A05 = {
 def clustered_start(cfg: SimConfig, seed: int, c: float) -> np.ndarray:
     """Q0 = c sqrt(d) mu_1 / N^2 for this seed's first cluster mean: cluster_m = (c, -c)."""
     mu1 = mixture_means(cfg, [seed], torch.float64, "cpu")[0, 0].numpy()
-    return (c * np.sqrt(cfg.d) * mu1 / cfg.cluster_norm**2)[:, None]
+    mixture = cfg.params.mixture
+    assert mixture is not None
+    norm = mixture.cluster_norm
+    return (c * np.sqrt(cfg.d) * mu1 / norm**2)[:, None]
 
 
 def run_start(base: SimConfig, start: str, seeds: list[int], c: float) -> list:
@@ -238,13 +242,9 @@ def main() -> None:
         seeds = list(range(args.seeds))
         for alpha in (float(a) for a in args.alphas.split(",")):
             for d in (int(x) for x in args.dims.split(",")):
+                mixture = Mixture(2, args.rho, args.cluster_norm)
                 base = SimConfig(
-                    d=d,
-                    alpha=alpha,
-                    clusters=2,
-                    label_correlation=args.rho,
-                    cluster_norm=args.cluster_norm,
-                    n_test=args.n_test,
+                    params=ModelParams(variant=mixture), d=d, alpha=alpha, n_test=args.n_test
                 )
                 for start in args.starts.split(","):
                     t0 = time.perf_counter()

@@ -41,6 +41,7 @@ import torch
 
 from attnphase.empirical import empirical_transitions
 from attnphase.figures import INITS
+from attnphase.params import Mixture, ModelParams
 from attnphase.sim import SimConfig
 from attnphase.sim.run import draw_training_set, mixture_means
 from attnphase.sweep import SweepSpec, parse_grid, run_sweep
@@ -130,7 +131,7 @@ def loss_ratios(runs: pd.DataFrame, tied: pd.DataFrame) -> pd.DataFrame:
 
 def teacher_fields(d: int, seeds, norm: float) -> list[float]:
     """tau = mu_1 Q*/sqrt(d) of each seed (K = 2: mu_2 = -mu_1), from the library's draws."""
-    cfg = SimConfig(d=d, alpha=1.0 / d, clusters=2, cluster_norm=norm)
+    cfg = SimConfig(params=ModelParams(variant=Mixture(2, cluster_norm=norm)), d=d, alpha=1.0 / d)
     cpu = torch.device("cpu")
     teacher, _, _ = draw_training_set(cfg, seeds, torch.float64, cpu)
     means = mixture_means(cfg, seeds, torch.float64, cpu)

@@ -108,7 +108,7 @@ def test_problem_is_the_simulations_data_set():
     q, M, theta = prob.overlaps(rep.Q[0])
     with torch.no_grad():
         R = float(prob.risk(rep.Q)[0])
-    cfg = SimConfig.from_params(P, d=d, alpha=alpha, init="positional", device="cpu")
+    cfg = SimConfig(params=P, d=d, alpha=alpha, init="positional", device="cpu")
     (sim,) = simulate(cfg, seeds=[seed])
     assert sim.q == pytest.approx(float(q[0, 0]), rel=1e-9)
     assert sim.m == pytest.approx(float(M[0, 0]), rel=1e-9)

@@ -82,7 +82,7 @@ def test_c_one_is_the_simulations_semantic_run():
     data the same L-BFGS must end at the same point (same numbers to rounding). Fails if the
     probe drew a different teacher, data or test set than `simulate`."""
     res = probe_landscape(P, 150, 1.5, [1.0], [4], n_test=500)
-    (sim,) = simulate(SimConfig.from_params(P, d=150, alpha=1.5, n_test=500), seeds=[4])
+    (sim,) = simulate(SimConfig(params=P, d=150, alpha=1.5, n_test=500), seeds=[4])
     (pt,) = res.points
     for key in ("theta", "m", "q", "train_loss", "test_error"):
         assert getattr(pt, key) == pytest.approx(getattr(sim, key), rel=1e-9, abs=1e-12), key

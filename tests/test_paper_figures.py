@@ -300,7 +300,7 @@ def test_alternative_A_positional_start_reaches_the_trivial_point_but_not_at_fin
         for start in ({"branch": "positional"}, {"start": (0.02, 0.08, 20.0, 0.0)}):
             r = solve(0.5, p, method=GaussHermite((16, 8)), **start)
             assert r.converged and r.kind == "trivial" and abs(r.m) < 1e-8
-    cfg = SimConfig.from_params(p, d=250, alpha=0.5, init="positional", n_test=500)
+    cfg = SimConfig(params=p, d=250, alpha=0.5, init="positional", n_test=500)
     runs = simulate(cfg, seeds=range(3))
     assert all(r.converged for r in runs)
     assert min(r.m for r in runs) > 0.02 and max(abs(r.theta) for r in runs) < 0.02

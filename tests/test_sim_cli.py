@@ -36,14 +36,14 @@ def test_bad_model_options_exit_2_before_any_work(rejected, args, start):
 
 
 def test_model_options_reach_the_simulations_unchanged():
-    """--A (L = 3), --rank 2, --encoding: the rows are those of SimConfig.from_params of the
+    """--A (L = 3), --rank 2, --encoding: the rows are those of SimConfig(params=...) of the
     same ModelParams; overlaps are nested lists (q r x r, m = M K x r, theta t x r)."""
     args = [*SIM, "--A", A3_TEXT, "--rank", "2", "--encoding", "1,0.5,-1", "--seeds", "2"]
     res = runner.invoke(app, [*args, "--init", "semantic", "--n-test", "200", "--format", "json"])
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in res.stdout.splitlines()]
     p = ModelParams(A=[float(v) for v in A3_TEXT.split(",")], rank=2, encodings=(1, 0.5, -1))
-    lib = simulate(SimConfig.from_params(p, d=10, alpha=1.0, init="semantic", n_test=200), [0, 1])
+    lib = simulate(SimConfig(params=p, d=10, alpha=1.0, init="semantic", n_test=200), [0, 1])
     for row, r in zip(rows, lib, strict=True):
         for key in ("test_error", "train_loss", "q", "m", "theta", "linear_test_error"):
             assert row[key] == getattr(r, key), key

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import torch
 
+from attnphase.params import ModelParams, Tied, Untied
 from attnphase.sim import SimConfig, StructuredRisk, default_positions, simulate, targets
 from attnphase.sim.models import Layout
 from attnphase.sweep.spec import SweepSpec, canonical_point, run_id
@@ -123,7 +124,8 @@ def test_simulate_with_the_extensions_off_is_unchanged():
     """untied=False, value_rank=0 given explicitly: the very numbers of the default run."""
     kw = dict(d=20, alpha=1.5, n_test=200, device="cpu", optimizer="gd", steps=20)
     a = simulate(SimConfig(**kw), seeds=[1])[0].as_dict()
-    b = simulate(SimConfig(**kw, untied=False, value_rank=0), seeds=[1])[0].as_dict()
+    b = simulate(SimConfig(params=ModelParams(variant=Tied()), **kw, value_rank=0), seeds=[1])
+    b = b[0].as_dict()
     a.pop("batch_seconds"), b.pop("batch_seconds")
     assert a == b
 
@@ -243,7 +245,7 @@ def test_untied_semantic_start_ends_near_the_tied_semantic_end_point(tied_runs):
     loss 5e-5 lower on average: a real, small shift). Tolerances: a quarter of the seed spread
     for theta (0.008 + margin: 0.0085) and m (0.019), eps_g within 2.5e-4; a run that left
     for another minimum (the positional one has theta ~ 0) fails."""
-    runs = simulate(SimConfig(**E2E, untied=True), seeds=SEEDS)
+    runs = simulate(SimConfig(params=ModelParams(variant=Untied()), **E2E), seeds=SEEDS)
     for u, t in zip(runs, tied_runs, strict=True):
         assert u.converged and u.untied and u.value_rank == 0
         for name in ("q", "m", "theta"):
@@ -280,8 +282,8 @@ def test_rank_two_mixed_start_reports_sorted_columns():
     (column 1 = Q*, column 2 small; through Q -> Q O the start with both columns along Q*)
     ends at the same point (8/8 seeds, training loss equal to 3e-15; so does the positional
     start in 7/8). A wrong sort, frame or sign, or a mixed start that is not one, fails."""
-    mixed = simulate(SimConfig(**E2E, r=2, init="mixed"), seeds=SEEDS)
-    both = simulate(SimConfig(**E2E, r=2, init="semantic"), seeds=SEEDS)
+    mixed = simulate(SimConfig(params=ModelParams(rank=2), **E2E, init="mixed"), seeds=SEEDS)
+    both = simulate(SimConfig(params=ModelParams(rank=2), **E2E, init="semantic"), seeds=SEEDS)
     for a, b in zip(mixed, both, strict=True):
         assert a.converged and b.converged
         assert np.shape(a.column_q) == np.shape(a.column_m) == np.shape(a.column_theta) == (2,)

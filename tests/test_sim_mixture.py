@@ -20,6 +20,7 @@ import torch
 from typer.testing import CliRunner
 
 from attnphase.cli import app
+from attnphase.params import Mixture, ModelParams
 from attnphase.sim import (
     SimConfig,
     StructuredRisk,
@@ -29,16 +30,21 @@ from attnphase.sim import (
     simulate,
 )
 from attnphase.sim.run import draw_training_set, mixture_means, position_vectors
-from attnphase.sweep.spec import SweepSpec, canonical_point, run_id
+from attnphase.sweep.spec import SweepSpec, canonical_point, defaults, run_id, sim_config
 
 DT = torch.float64
 CPU = torch.device("cpu")
 
 
+def _flat(**point) -> SimConfig:
+    """The SimConfig of a simulation point with the sweep's flat names (clusters, ...)."""
+    return sim_config({**defaults("simulation"), **point})
+
+
 def _risk_and_grad(cfg: SimConfig, seeds, Q):
     positions, _ = position_vectors(cfg, DT, CPU)
     _, x, y = draw_training_set(cfg, seeds, DT, CPU)
-    risk = StructuredRisk.build(x + positions, y, cfg.lam, cfg.layout)
+    risk = StructuredRisk.build(x + positions, y, cfg.params.lam, cfg.layout)
     Q = Q.clone().requires_grad_(True)
     R = risk(Q)
     (g,) = torch.autograd.grad(R.sum(), Q)
@@ -63,7 +69,7 @@ def test_without_cluster_means_the_data_are_the_tied_model(mixture):
     kw = dict(d=30, alpha=2.0, device="cpu")
     Q = torch.randn(2, 30, 1, dtype=DT, generator=torch.Generator().manual_seed(5))
     x0, R0, g0 = _risk_and_grad(SimConfig(**kw), [0, 3], Q)
-    x1, R1, g1 = _risk_and_grad(SimConfig(**kw, **mixture), [0, 3], Q)
+    x1, R1, g1 = _risk_and_grad(_flat(**kw, **mixture), [0, 3], Q)
     assert torch.equal(x0, x1)
     torch.testing.assert_close(R1, R0, rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(g1, g0, rtol=1e-12, atol=1e-12)
@@ -75,7 +81,7 @@ def test_simulate_with_one_cluster_is_unchanged():
     with the no-effect options stored as their defaults and no cluster_m."""
     kw = dict(d=20, alpha=1.5, n_test=200, device="cpu", optimizer="gd", steps=20)
     a = simulate(SimConfig(**kw), seeds=[1])[0].as_dict()
-    b = simulate(SimConfig(**kw, clusters=1, label_correlation=0.4), seeds=[1])[0].as_dict()
+    b = simulate(_flat(**kw, clusters=1, label_correlation=0.4), seeds=[1])[0].as_dict()
     a.pop("batch_seconds"), b.pop("batch_seconds")
     assert a == b
     assert b["clusters"] == 1 and b["label_correlation"] == 0.0 and b["cluster_m"] is None
@@ -172,9 +178,7 @@ def test_training_tokens_follow_the_mixture():
     probability 1.5e-5); (ii) the neighbour correlation is rho within 4 SE as in the label test;
     (iii) the clusters are used uniformly within 4 binomial SE. Fails if the means were not
     added, added to the wrong tokens or scaled wrongly, or if the pipeline passed another rho."""
-    cfg = SimConfig(
-        d=20, alpha=2000, sigma=0.5, clusters=3, label_correlation=0.9, cluster_norm=4.0
-    )
+    cfg = SimConfig(params=ModelParams(sigma=0.5, variant=Mixture(3, 0.9, 4.0)), d=20, alpha=2000)
     _, x, _ = draw_training_set(cfg, [4], DT, CPU)
     mu = mixture_means(cfg, [4], DT, CPU)[0]
     tokens = x[0].reshape(-1, cfg.d)  # [n L, d]
@@ -182,7 +186,7 @@ def test_training_tokens_follow_the_mixture():
     flat = labels.reshape(-1)
     for k in range(3):
         members = tokens[flat == k]
-        chi2 = len(members) * float((members.mean(0) - mu[k]).pow(2).sum()) / cfg.sigma**2
+        chi2 = len(members) * float((members.mean(0) - mu[k]).pow(2).sum()) / cfg.params.sigma**2
         assert chi2 < cfg.d + 6 * math.sqrt(2 * cfg.d)
         assert abs(len(members) / flat.numel() - 1 / 3) < 4 * math.sqrt(2 / 9 / flat.numel())
     p = 0.9 + 0.1 / 3
@@ -198,7 +202,7 @@ def test_gradients_on_mixture_data_match_central_differences():
     autograd vs central differences in every coordinate, h = 1e-5. Measured max |autograd - FD|
     2.5e-10 (1.3e-9 at h = 1e-4, 2.2e-9 at h = 1e-6) against gradient entries of 3.7e-3 to
     3.6e-2: atol 1e-8 is 40x the error and 370x below the smallest entry."""
-    cfg = SimConfig(d=8, alpha=3.0, clusters=3, label_correlation=0.8, cluster_norm=1.5)
+    cfg = SimConfig(params=ModelParams(variant=Mixture(3, 0.8, 1.5)), d=8, alpha=3.0)
     positions, _ = position_vectors(cfg, DT, CPU)
     _, x, y = draw_training_set(cfg, [2], DT, CPU)
     Q = 0.7 * torch.randn(1, 8, 1, dtype=DT, generator=torch.Generator().manual_seed(1))
@@ -206,7 +210,7 @@ def test_gradients_on_mixture_data_match_central_differences():
     h, N = 1e-5, Q.numel()
     E = h * torch.eye(N, dtype=DT).reshape(N, 8, 1)
     batch = StructuredRisk.build(
-        (x + positions).expand(N, -1, -1, -1), y.expand(N, -1, -1, -1), cfg.lam
+        (x + positions).expand(N, -1, -1, -1), y.expand(N, -1, -1, -1), cfg.params.lam
     )
     num = ((batch(Q + E) - batch(Q - E)) / (2 * h)).reshape(Q.shape)
     torch.testing.assert_close(grad, num, rtol=0, atol=1e-8)
@@ -231,7 +235,7 @@ def test_gradients_on_mixture_data_match_central_differences():
 )
 def test_bad_mixture_parameters(params, message):
     with pytest.raises(ValueError, match=message):
-        SimConfig(d=10, **params)
+        _flat(d=10, **params)
     with pytest.raises(ValueError, match=message):
         canonical_point("simulation", {"d": 10, **params})
 
@@ -278,7 +282,13 @@ def test_simulate_command_with_a_mixture(tmp_path, monkeypatch):
     rows = [json.loads(line) for line in res.stdout.splitlines()]
     assert len(rows) == 4
     direct = simulate(
-        SimConfig(d=100, alpha=1.5, clusters=2, label_correlation=0.8, n_test=1000, device="cpu"),
+        SimConfig(
+            params=ModelParams(variant=Mixture(2, 0.8)),
+            d=100,
+            alpha=1.5,
+            n_test=1000,
+            device="cpu",
+        ),
         seeds=[0, 1],
     )
     for row in rows:

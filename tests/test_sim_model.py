@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from attnphase.params import ModelParams
 from attnphase.sim import (
     SimConfig,
     SimulationWarning,
@@ -102,11 +103,11 @@ def test_identical_seeds_give_identical_runs_and_seeds_differ():
 
 def test_semantic_start_does_not_alias_the_teacher():
     """The start Q = Q* must be a copy: theta is measured against the untouched teacher."""
-    cfg = SimConfig(d=80, alpha=1.5, n_test=500, lam=0.5)
+    cfg = SimConfig(params=ModelParams(lam=0.5), d=80, alpha=1.5, n_test=500)
     res = simulate(cfg, seeds=[0])[0]
     teacher = torch.randn(80, 1, generator=generator(0, "teacher", CPU), dtype=DT)
     # with a strong ridge, |Q| shrinks well below |Q*|: theta < sigma^2 |Q*|^2 / d
-    rho_hat = cfg.sigma**2 * float(teacher.pow(2).sum()) / 80
+    rho_hat = cfg.params.sigma**2 * float(teacher.pow(2).sum()) / 80
     assert 0 < res.theta < 0.9 * rho_hat
     assert res.q < 0.9 * rho_hat
 
@@ -125,7 +126,7 @@ def test_positional_start_sets_m_and_overlap_conventions():
     with pytest.warns(SimulationWarning, match="did not converge"):
         res = simulate(cfg, seeds=[0])[0]
     assert res.m == pytest.approx(0.3, abs=1e-3)  # m = 1^T Q/d
-    assert res.q == pytest.approx(cfg.sigma**2 * 0.3**2 + 0.25 * 0.01**2, rel=0.05)
+    assert res.q == pytest.approx(cfg.params.sigma**2 * 0.3**2 + 0.25 * 0.01**2, rel=0.05)
 
 
 def test_given_start_matrix_is_used():
@@ -140,10 +141,9 @@ def test_teacher_weights_reproduce_a_purely_semantic_target_exactly():
     """omega = 0, no positional encodings, Q = Q*, lam = 0: f_Q(x) = T(x) x, so eps_g = 0."""
     d = 50
     cfg = SimConfig(
+        params=ModelParams(omega=0.0, lam=0.0),
         d=d,
         alpha=2.0,
-        omega=0.0,
-        lam=0.0,
         optimizer="gd",
         lr=1e-300,
         steps=1,

@@ -1,4 +1,4 @@
-"""Simulations described by ModelParams (issue 10): SimConfig.from_params / .params, positional
+"""Simulations described by ModelParams (issue 10): SimConfig(params=...), positional
 encodings p_l = sum_k C_lk u_k (THEORY.md §7) and the reported M = U^T Q/sqrt(d)."""
 
 import math
@@ -26,27 +26,28 @@ def _record(res):
     return res.as_dict() | {"batch_seconds": 0.0}
 
 
-def test_from_params_round_trip():
+def test_params_round_trip():
     p = ModelParams(
         omega=0.2, sigma=0.7, lam=0.05, A=A3, rank=2, teacher_rank=3, encodings=np.array(C3)
     )
-    cfg = SimConfig.from_params(p, d=50, alpha=1.2, init="random", n_test=100)
+    cfg = SimConfig(params=p, d=50, alpha=1.2, init="random", n_test=100)
     assert cfg.params == p
-    assert (cfg.d, cfg.alpha, cfg.r, cfg.t, cfg.K, cfg.init) == (50, 1.2, 2, 3, 2, "random")
+    got = (cfg.d, cfg.alpha, cfg.params.rank, cfg.params.teacher_rank, cfg.K, cfg.init)
+    assert got == (50, 1.2, 2, 3, 2, "random")
     # the defaults describe the paper's model, which the exact L = 2 engine solves
     assert SimConfig().params == ModelParams() and SimConfig().params.is_l2
-    assert SimConfig(A=A3).encodings == ((1.0,), (0.0,), (-1.0,))
+    assert SimConfig(params=ModelParams(A=A3)).params.encodings == ((1.0,), (0.0,), (-1.0,))
 
 
-def test_from_params_rejects_model_fields_and_explicit_positions():
-    with pytest.raises(ValueError, match="^omega: set by params"):
-        SimConfig.from_params(ModelParams(), d=10, alpha=1.0, omega=0.5)
-    with pytest.raises(ValueError, match="^positions: set by params"):
-        SimConfig.from_params(ModelParams(), d=10, alpha=1.0, positions=np.zeros((2, 10)))
-    with pytest.raises(ValueError, match="^positions: give either encodings or explicit"):
-        SimConfig(d=10, encodings=(1.0, -1.0), positions=np.zeros((2, 10)))
-    with pytest.raises(ValueError, match="^positions: explicit positions are not described"):
-        _ = SimConfig(d=10, positions=np.zeros((2, 10))).params
+def test_params_must_be_model_params_and_explicit_positions_replace_encodings():
+    with pytest.raises(ValueError, match="^params must be a ModelParams"):
+        SimConfig(params={"omega": 0.5}, d=10)
+    with pytest.raises(TypeError):
+        SimConfig(d=10, alpha=1.0, omega=0.5)  # type: ignore[call-arg]  # params holds it
+    # explicit positions replace the encodings: K is then undefined, params unchanged
+    p = ModelParams(encodings=(1.0, -1.0))
+    cfg = SimConfig(params=p, d=10, positions=np.zeros((2, 10)))
+    assert cfg.K is None and cfg.params == p
 
 
 @pytest.mark.parametrize(
@@ -60,12 +61,12 @@ def test_from_params_rejects_model_fields_and_explicit_positions():
 )
 def test_bad_encodings_name_the_parameter(encodings, message):
     with pytest.raises(ValueError, match=f"^{message}"):
-        SimConfig(d=10, encodings=encodings)
+        SimConfig(params=ModelParams(encodings=encodings), d=10)
 
 
 def test_more_directions_than_dimensions_is_an_error():
     with pytest.raises(ValueError, match="^encodings: K = 2 directions need d >= K"):
-        SimConfig(d=1, alpha=2.0, encodings=((1.0, 0.0), (0.0, 1.0)))
+        SimConfig(params=ModelParams(encodings=((1.0, 0.0), (0.0, 1.0))), d=1, alpha=2.0)
 
 
 @pytest.mark.parametrize("d, K", [(37, 4), (200, 3), (5, 5)])
@@ -88,11 +89,9 @@ def test_planted_weights_give_back_their_positional_overlaps():
     Z = np.random.default_rng(0).standard_normal((d, r))
     Q = math.sqrt(d) * U @ M0 + Z - U @ (U.T @ Z)
     cfg = SimConfig(
+        params=ModelParams(A=A3, rank=r, encodings=C3),
         d=d,
         alpha=1.0,
-        A=A3,
-        r=r,
-        encodings=C3,
         init=Q,
         optimizer="gd",
         lr=1e-300,
@@ -102,7 +101,7 @@ def test_planted_weights_give_back_their_positional_overlaps():
     with pytest.warns(SimulationWarning, match="did not converge"):
         (res,) = simulate(cfg, seeds=[0])
     np.testing.assert_allclose(res.m, M0, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(res.q, cfg.sigma**2 * Q.T @ Q / d, rtol=1e-12)
+    np.testing.assert_allclose(res.q, cfg.params.sigma**2 * Q.T @ Q / d, rtol=1e-12)
 
 
 @pytest.mark.parametrize("init", ["semantic", "positional"])
@@ -112,7 +111,7 @@ def test_default_encodings_reproduce_the_paper_positions_bit_for_bit(init):
     d = 60
     for A, c in [(((0.6, 0.4), (0.4, 0.6)), (1.0, -1.0)), (A3, (1.0, 0.0, -1.0))]:
         paper = np.array(c)[:, None] * np.ones((len(c), d)) / math.sqrt(d)
-        kw = dict(d=d, alpha=1.5, A=A, init=init, n_test=500)
+        kw = dict(params=ModelParams(A=A), d=d, alpha=1.5, init=init, n_test=500)
         new = simulate(SimConfig(**kw), seeds=[0, 1])
         old = simulate(SimConfig(**kw, positions=paper), seeds=[0, 1])
         assert [_record(r) for r in new] == [_record(r) for r in old]
@@ -122,10 +121,10 @@ def test_encodings_and_the_same_explicit_positions_train_identically():
     """A K = 2 encoding is the positions C U^T: the same run as those positions given
     explicitly (m differs by definition: M = U^T Q/sqrt d against p_1^T Q/sqrt d)."""
     d = 40
-    kw = dict(d=d, alpha=1.5, A=A3, r=2, init="positional", n_test=300)
-    enc = simulate(SimConfig(**kw, encodings=C3), seeds=[3])[0]
+    kw = dict(d=d, alpha=1.5, init="positional", n_test=300)
+    enc = simulate(SimConfig(params=ModelParams(A=A3, rank=2, encodings=C3), **kw), seeds=[3])[0]
     P = encoded_positions(C3, d, DT, CPU).numpy()
-    exp = simulate(SimConfig(**kw, positions=P), seeds=[3])[0]
+    exp = simulate(SimConfig(params=ModelParams(A=A3, rank=2), **kw, positions=P), seeds=[3])[0]
     for key in ("test_error", "train_loss", "q", "theta", "linear_test_error", "steps"):
         assert getattr(enc, key) == getattr(exp, key), key
     # p_1 = C_1 U^T, so p_1^T Q/sqrt d = C_1 M

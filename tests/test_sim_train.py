@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from attnphase.params import ModelParams
 from attnphase.sim import SimConfig, SimulationWarning, simulate
 
 
@@ -51,16 +52,16 @@ def test_diverging_run_is_reported_not_returned():
         ({"d": 0}, "^d must"),
         ({"d": 10, "alpha": 0.01}, "n = round"),
         ({"alpha": -1.0}, "^alpha"),
-        ({"lam": -0.1}, "^lam"),
+        ({"params": {"lam": -0.1}}, "^lam"),
         ({"lam_linear": -1.0}, "^lam_linear"),
-        ({"sigma": 0.0}, "^sigma"),
-        ({"omega": 2.0}, "^omega"),
+        ({"params": {"sigma": 0.0}}, "^sigma"),
+        ({"params": {"omega": 2.0}}, "^omega"),
         ({"optimizer": "sgdm"}, "^optimizer"),
         ({"init": "sideways"}, "^init"),
         ({"d": 3, "init": np.array([[0.0], [np.nan], [1.0]])}, "finite"),
         ({"d": 3, "init": np.zeros((4, 1))}, "shape"),
         ({"dtype": "float16"}, "^dtype"),
-        ({"A": ((1.0, 0.0),)}, "^A"),
+        ({"params": {"A": ((1.0, 0.0),)}}, "^A"),
         ({"lr": -1.0}, "^lr must be > 0"),
         ({"lr": 0.0}, "^lr must be > 0"),
         ({"lr": math.nan}, "^lr must be finite"),
@@ -69,15 +70,17 @@ def test_diverging_run_is_reported_not_returned():
         ({"steps": 2.5}, "^steps must be an integer"),
         ({"n_test": 0}, "^n_test"),
         ({"d": 10.5}, "^d must be an integer"),
-        ({"r": 0}, "^r must"),
+        ({"params": {"rank": 0}}, "^rank must"),
         ({"init_m": math.nan}, "^init_m"),
         ({"gtol": 0.0}, "^gtol"),
         ({"device": "gpu"}, "^device"),
     ],
 )
 def test_bad_simulation_inputs(kwargs, match):
+    """The model's fields are checked by ModelParams, the experiment's by SimConfig."""
     with pytest.raises(ValueError, match=match):
-        SimConfig(**kwargs)
+        model = kwargs.get("params", {})
+        SimConfig(**{**kwargs, "params": ModelParams(**model)})
 
 
 @pytest.mark.parametrize("seeds", [[], [-1], [0.5], ["a"]])

@@ -30,6 +30,7 @@ from attnphase.sweep import (
     run_sweep,
     write_table,
 )
+from attnphase.sweep.spec import SIM_MODEL_NAMES
 from attnphase.sweep.store import BUSY, CLAIMED, DONE, Owner
 from attnphase.theory.general.engine import solve_qmc
 from attnphase.theory.l2.engine import solve_exact
@@ -61,7 +62,9 @@ def test_parameter_tables_are_those_of_the_models():
     variant = {"untied"} | {f.name for f in dataclasses.fields(Mixture)}
     method = {"method", "points", "randomisations", "qmc_seed"}
     assert set(PARAMETERS["theory"]) == theory | solve_kw - {"strict"} | variant | method
-    sim = {f.name for f in dataclasses.fields(SimConfig)} - {"positions"}
+    model = {SIM_MODEL_NAMES.get(f.name, f.name) for f in dataclasses.fields(ModelParams)}
+    model = model - {"variant"} | variant
+    sim = {f.name for f in dataclasses.fields(SimConfig)} - {"positions", "params"} | model
     assert set(PARAMETERS["simulation"]) == sim | {"seed"}
 
 
@@ -370,7 +373,7 @@ def test_theory_and_simulation_points_equal_direct_calls():
     assert got["converged"] == ref.converged and got["kind"] == ref.kind
     sim = canonical_point("simulation", {"d": 20, "n_test": 200, "seed": 3, "omega": 0.5})
     got = evaluate("simulation", sim)
-    (ref,) = simulate(SimConfig(d=20, n_test=200, omega=0.5), seeds=[3])
+    (ref,) = simulate(SimConfig(params=ModelParams(omega=0.5), d=20, n_test=200), seeds=[3])
     assert got["test_error"] == ref.test_error and got["q"] == ref.q
 
 

@@ -73,7 +73,8 @@ SEEDS = list(range(8))
 
 def _simulated(init: str, alpha: float) -> dict[str, tuple[float, float]]:
     torch.set_num_threads(1)
-    cfg = SimConfig(d=1000, alpha=alpha, omega=0.3, init=init, untied=True, n_test=10_000)
+    p = ModelParams(omega=0.3, variant=Untied())
+    cfg = SimConfig(params=p, d=1000, alpha=alpha, init=init, n_test=10_000)
     res = simulate(cfg, seeds=SEEDS)
     assert all(r.converged for r in res)
     out = {}

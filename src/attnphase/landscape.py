@@ -144,8 +144,8 @@ def probe_config(
 ) -> SimConfig:
     """The simulation configuration whose data the probe uses (its random start, at scale 1,
     is g)."""
-    return SimConfig.from_params(
-        params, d=d, alpha=alpha, init="random", init_scale=1.0, n_test=n_test, device=device
+    return SimConfig(
+        params=params, d=d, alpha=alpha, init="random", init_scale=1.0, n_test=n_test, device=device
     )
 
 
@@ -175,7 +175,7 @@ class SeedData:
         return cls(
             cfg=cfg,
             seed=seed,
-            risk=StructuredRisk.build(x, y, cfg.lam),
+            risk=StructuredRisk.build(x, y, cfg.params.lam),
             teacher=teacher,
             g=g,
             positions=positions,
@@ -446,11 +446,11 @@ def _probe_seed(data: SeedData, starts, gtol, method, probes, bar) -> list[Lands
         Q = rep.Q
         with torch.no_grad():
             R = float(data.risk(Q)[0])
-        q, m, theta = sim_overlaps(Q, data.teacher, data.directions, cfg.sigma)
+        q, m, theta = sim_overlaps(Q, data.teacher, data.directions, cfg.params.sigma)
         curv = Curvature(data.risk, Q[0])
         hmin = curv.smallest_eigenvalue()
         rng = np.random.default_rng([seed, j])
-        V, V_err, used = _susceptibility(curv, hmin, cfg.sigma, cfg.d, method, probes, rng)
+        V, V_err, used = _susceptibility(curv, hmin, cfg.params.sigma, cfg.d, method, probes, rng)
         out.append(
             LandscapePoint(
                 alpha=cfg.alpha,

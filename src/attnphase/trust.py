@@ -142,7 +142,7 @@ def _simulations(alpha: float, p: ModelParams, d: int, seeds: Sequence[int], n_t
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             runs = simulate(
-                SimConfig.from_params(p, d=d, alpha=alpha, init=branch, n_test=n_test), seeds
+                SimConfig(params=p, d=d, alpha=alpha, init=branch, n_test=n_test), seeds
             )
         for k in ("theta", "m", "train_loss"):
             v = np.array([getattr(r, k) for r in runs])

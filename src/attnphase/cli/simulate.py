@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..params import Mixture, Tied, Untied, Variant, check_int
 from ..tables import FORMATS, render, to_frame
 from ..theory import learning_curves
 from .app import app
@@ -122,10 +124,11 @@ def simulate(
             if value < 1:
                 raise UsageError(f"{name} must be >= 1, got {value}")
         check_cluster_options(clusters, label_correlation, cluster_norm)
+        p = replace(p, variant=_variant(untied, clusters, label_correlation, cluster_norm))
         try:
             configs = [
-                SimConfig.from_params(
-                    p,
+                SimConfig(
+                    params=p,
                     d=d,
                     alpha=a,
                     init=i,
@@ -135,11 +138,7 @@ def simulate(
                     lam_linear=lam_linear,
                     n_test=n_test,
                     dtype=dtype,
-                    untied=untied,
                     value_rank=value_rank,
-                    clusters=clusters,
-                    label_correlation=label_correlation,
-                    cluster_norm=cluster_norm,
                 )
                 for a in alphas
                 for i in inits
@@ -172,3 +171,18 @@ def simulate(
             simulation_overlay(to_frame([r.as_dict() for r in theory]), to_frame(records), plot)
         except (OSError, ValueError) as err:
             _plot_failed(err)
+
+
+def _variant(untied: bool, clusters: int, label_correlation: float, cluster_norm: float) -> Variant:
+    """The model variant of --untied and the cluster options (UsageError naming the option)."""
+    try:
+        if check_int("clusters", clusters) == 1:
+            return Untied() if untied else Tied()
+        if untied:
+            raise UsageError(
+                "--clusters: Gaussian-mixture tokens are simulated with tied query and key "
+                "only, not with --untied"
+            )
+        return Mixture(clusters, label_correlation, cluster_norm)
+    except ValueError as err:
+        raise _usage(err) from None

@@ -248,7 +248,7 @@ def run_gamp(
     progress: bool = False,
 ) -> GampResult:
     """GAMP (THEORY.md §8) on the data set that `attnphase.simulate` draws for
-    `SimConfig.from_params(params, d=d, alpha=alpha, init=init)` and `seed`.
+    `SimConfig(params=params, d=d, alpha=alpha, init=init)` and `seed`.
 
     init: "semantic" (Qh = Q*), "positional" (Qh along 1_d with m = 0.2), "random" (small
     Gaussian), as the simulations start, or an explicit (d, r) matrix. V0: the V of the first

@@ -60,13 +60,13 @@ class Problem:
     def overlaps(self, Q: torch.Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(q, M, theta) of an estimate Q (d, r): sigma^2 Q^T Q/d, U^T Q/sqrt(d),
         sigma^2 Q*^T Q/d."""
-        q, m, theta = sim_overlaps(Q[None], self.teacher, self.directions, self.cfg.sigma)
+        q, m, theta = sim_overlaps(Q[None], self.teacher, self.directions, self.cfg.params.sigma)
         return q[0].cpu().numpy(), m[0].cpu().numpy(), theta[0].cpu().numpy()
 
     def teacher_overlap(self) -> np.ndarray:
         """rho_d = sigma^2 Q*^T Q*/d (t x t), the teacher field's variance on this data set."""
         Qs = self.teacher[0]
-        return (self.cfg.sigma**2 * Qs.T @ Qs / self.d).cpu().numpy()
+        return (self.cfg.params.sigma**2 * Qs.T @ Qs / self.d).cpu().numpy()
 
     def test_error(self, Q: torch.Tensor) -> float:
         """eps_g on the simulation's fresh test set of this seed (eq. 4), as `simulate` measures
@@ -87,17 +87,15 @@ def build_problem(
     device: torch.device,
     n_test: int = 10_000,
 ) -> Problem:
-    """The training set and start of `simulate(SimConfig.from_params(params, d=d, alpha=alpha,
+    """The training set and start of `simulate(SimConfig(params=params, d=d, alpha=alpha,
     init=init, n_test=n_test), seeds=[seed])`, in float64 on `device`."""
-    cfg = SimConfig.from_params(
-        params, d=d, alpha=alpha, init=init, n_test=n_test, device=str(device)
-    )
+    cfg = SimConfig(params=params, d=d, alpha=alpha, init=init, n_test=n_test, device=str(device))
     dtype = DTYPES[cfg.dtype]
     positions, directions = position_vectors(cfg, dtype, device)
     teacher, x, y = draw_training_set(cfg, [seed], dtype, device)
     x = x[0]
     x += positions  # in place: the tokens are needed only with their positions from here on
-    risk = StructuredRisk.build(x[None], y, cfg.lam)
+    risk = StructuredRisk.build(x[None], y, cfg.params.lam)
     c = y[0].pow(2).sum((-1, -2)) / (2 * d)  # c_mu = |y_mu|^2/(2d)
     del y
     K = risk.gram[0]  # K_mu = x~ x~^T/d

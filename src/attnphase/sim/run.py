@@ -7,19 +7,21 @@ p_l = sum_k C_lk u_k, m = M = U^T Q/sqrt(d) (K x r; = 1_d^T Q/d for K = 1); for 
 positions, m = p_1^T Q/sqrt(d). The sign of Q is arbitrary (S(h) = S(-h)); overlaps are
 reported as found.
 
-Extensions (THEORY.md §10; `Layout` packs the weights): `untied=True` trains Q_Q and Q_K
+Extensions (THEORY.md §10; `Layout` packs the weights): variant `Untied()` trains Q_Q and Q_K
 separately (q, m, theta are then those of (Q_Q + Q_K)/2, the tied Q when Q_Q = Q_K, and
 q_query, m_query, ... those of each matrix); `value_rank=R` adds the value matrix
 I + U W^T/d (U = 0 and W ~ N(0, 1) entries at the start, so training starts at the tied model;
 value_norm = ||U W^T||_F/d); for r >= 2 the per-column overlaps are reported in the principal
 frame (the eigenvectors of q: the columns of Q are defined only up to a rotation), sorted by
-teacher overlap. `clusters=K` (>= 2) draws Gaussian-mixture tokens x_l = mu_{c_l} + sigma z_l
-(z_l ~ N(0, I_d); means from `cluster_means`, labels a Markov chain over positions with
-neighbour correlation `label_correlation`, `sample_labels`); the positions are added to x and the
-teacher sees x as in the tied model, and cluster_m = mu_k^T Q/sqrt(d) is reported per cluster.
+teacher overlap. Variant `Mixture(clusters=K, ...)` (K >= 2) draws Gaussian-mixture tokens
+x_l = mu_{c_l} + sigma z_l (z_l ~ N(0, I_d); means from `cluster_means`, labels a Markov chain
+over positions with neighbour correlation `label_correlation`, `sample_labels`); the positions
+are added to x and the teacher sees x as in the tied model, and cluster_m = mu_k^T Q/sqrt(d)
+is reported per cluster.
 
 A `SimConfig` and a theory point are described by the same `ModelParams`:
-`SimConfig.from_params(params, d=..., alpha=...)` and `SimConfig.params`.
+`SimConfig(params=params, d=..., alpha=...)`; the result tables report the model flat
+(omega, sigma, lam, untied, clusters, label_correlation, cluster_norm).
 """
 
 from __future__ import annotations
@@ -33,15 +35,12 @@ import numpy as np
 import torch
 
 from ..params import (
-    STANDARD_A,
+    Mixture,
     ModelParams,
-    as_encodings,
     check_finite,
     check_int,
     check_nonnegative,
     check_positive,
-    check_unit_interval,
-    default_encodings,
 )
 from .data import (
     ROLES,
@@ -60,11 +59,28 @@ from .train import OPTIMIZERS, Diverged, minimise
 
 INITS = ("semantic", "positional", "random", "mixed")
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
-_MODEL_FIELDS = ("omega", "sigma", "lam", "A", "r", "t", "encodings", "positions")
 
 
 class SimulationWarning(RuntimeWarning):
     """A run diverged or did not converge; the result says so."""
+
+
+def mixture_fields(params: ModelParams) -> dict:
+    """clusters, label_correlation and cluster_norm as the results and tables report them:
+    the `Mixture`'s, or 1, 0.0 and 1.0 (its defaults) for Gaussian tokens (Tied, Untied)."""
+    mixture = params.mixture
+    if mixture is None:
+        off = Mixture()
+        return {
+            "clusters": 1,
+            "label_correlation": off.label_correlation,
+            "cluster_norm": off.cluster_norm,
+        }
+    return {
+        "clusters": mixture.clusters,
+        "label_correlation": mixture.label_correlation,
+        "cluster_norm": mixture.cluster_norm,
+    }
 
 
 def pick_device(device: str = "auto") -> torch.device:
@@ -76,7 +92,12 @@ def pick_device(device: str = "auto") -> torch.device:
 
 @dataclass(frozen=True)
 class SimConfig:
-    """A finite-d experiment (THEORY.md §1). n = round(alpha d) training samples.
+    """A finite-d experiment (THEORY.md §1) of the model `params` (a `ModelParams`: omega,
+    sigma, lam, the positional target A, which fixes L, student rank r = `params.rank`, teacher
+    rank t = `params.teacher_rank`, the encodings and the variant), at dimension d with
+    n = round(alpha d) training samples. The model is validated by ModelParams alone (so L >= 2:
+    A is at least 2 x 2); SimConfig checks only what the finite-d experiment adds (d, alpha,
+    n >= 1, K <= d, clusters <= d, the start, the optimizer, ...).
 
     init: "semantic" (Q = Q*), "positional" (Q = init_m 1_d, so m = init_m), "random"
     (N(0, init_scale^2) entries), "mixed" (r >= 2: column 1 = Q*'s first column, column 2
@@ -85,29 +106,25 @@ class SimConfig:
     "semantic" sets the first t columns (Q*) and "positional" the first; the tied model depends
     on Q only through Q Q^T, so these are the starts with all columns semantic (positional)
     up to a factor sqrt(r) in the start's scale.
-    untied: separate query and key matrices, both started at the same start ("random": two
-    independent draws). value_rank: rank of the trainable value correction U W^T/d (0: none).
-    lam_linear: the baseline's own ridge (None: lam). A fixes L. The positions are either
-    `encodings`, the coefficients C (L x K, or L numbers for K = 1) of p_l = sum_k C_lk u_k
+    variant `Untied()`: separate query and key matrices, both started at the same start
+    ("random": two independent draws). value_rank: rank of the trainable value correction
+    U W^T/d (0: none). lam_linear: the baseline's own ridge (None: params.lam).
+    The positions are `params.encodings`, the coefficients C (L x K) of p_l = sum_k C_lk u_k
     with the directions of `attnphase.sim.encoding_basis` (u_1 = 1_d/sqrt(d); default
-    `default_encodings(L)`, c_l from +1 to -1, K = 1), or an explicit L x d matrix
-    `positions`; not both.
-    clusters: K >= 2 gives Gaussian-mixture tokens x_l = mu_{c_l} + sigma z_l (THEORY.md §10):
-    K centred means of norm cluster_norm in random directions (`cluster_means`, from the seed's
-    "clusters" generator) and labels c_l a Markov chain over positions whose neighbours have
-    (one-hot Pearson) correlation label_correlation in [0, 1] (`sample_labels`). K = 1 is the
-    tied model's Gaussian data, the very same numbers; label_correlation and cluster_norm then
-    have no effect and are stored as their defaults (0 and 1), so equal runs are equal configs.
+    `default_encodings(L)`, c_l from +1 to -1, K = 1), unless an explicit L x d matrix
+    `positions` is given: then they replace the encodings, and params.encodings is ignored.
+    variant `Mixture(clusters, label_correlation, cluster_norm)` (clusters K >= 2) gives
+    Gaussian-mixture tokens x_l = mu_{c_l} + sigma z_l (THEORY.md §10): K centred means of norm
+    cluster_norm in random directions (`cluster_means`, from the seed's "clusters" generator)
+    and labels c_l a Markov chain over positions whose neighbours have (one-hot Pearson)
+    correlation label_correlation in [0, 1] (`sample_labels`). `Tied()` and `Untied()` use
+    the tied model's Gaussian data, the very same numbers (reported as clusters = 1 with
+    label_correlation 0 and cluster_norm 1).
     """
 
+    params: ModelParams = field(default_factory=ModelParams)
     d: int = 1000
     alpha: float = 1.0
-    omega: float = 0.3
-    sigma: float = 0.5
-    lam: float = 0.01
-    A: tuple = STANDARD_A
-    r: int = 1
-    t: int = 1
     init: object = "semantic"
     init_m: float = 0.2
     init_scale: float = 0.01
@@ -119,88 +136,29 @@ class SimConfig:
     n_test: int = 10_000
     dtype: str = "float64"
     device: str = "auto"
-    encodings: tuple | None = None
     positions: object = field(default=None, repr=False)
-    untied: bool = False
     value_rank: int = 0
-    clusters: int = 1
-    label_correlation: float = 0.0
-    cluster_norm: float = 1.0
-
-    @classmethod
-    def from_params(cls, params: ModelParams, *, d: int, alpha: float, **training_options):
-        """The simulation of the model `params` (the object that describes a theory point) at
-        dimension d and sample ratio alpha; `training_options` are the other fields (init,
-        optimizer, n_test, ...), not the model's."""
-        given = sorted(set(training_options) & set(_MODEL_FIELDS))
-        if given:
-            raise ValueError(f"{given[0]}: set by params, not a training option")
-        return cls(
-            d=d,
-            alpha=alpha,
-            omega=params.omega,
-            sigma=params.sigma,
-            lam=params.lam,
-            A=params.A,
-            r=params.rank,
-            t=params.teacher_rank,
-            encodings=params.encodings,
-            **training_options,
-        )
-
-    @property
-    def params(self) -> ModelParams:
-        """The model as `ModelParams` (omega, sigma, lam, A, rank r, teacher rank t,
-        encodings); ValueError for explicit positions, which encodings do not describe."""
-        if self.positions is not None:
-            raise ValueError("positions: explicit positions are not described by ModelParams")
-        return ModelParams(
-            omega=self.omega,
-            sigma=self.sigma,
-            lam=self.lam,
-            A=self.A,
-            rank=self.r,
-            teacher_rank=self.t,
-            encodings=self.encodings,
-        )
 
     def __post_init__(self) -> None:
+        if not isinstance(self.params, ModelParams):
+            raise ValueError(f"params must be a ModelParams, got {self.params!r}")
         check_int("d", self.d)
         check_positive("alpha", self.alpha)
         if self.n < 1:
             raise ValueError(f"n = round(alpha d) must be >= 1, got alpha={self.alpha}, d={self.d}")
-        check_unit_interval("omega", self.omega)
-        check_positive("sigma", self.sigma)
-        check_nonnegative("lam", self.lam)
         if self.lam_linear is not None:
             check_nonnegative("lam_linear", self.lam_linear)
-        A = np.asarray(self.A, dtype=float)
-        if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 1 or not np.isfinite(A).all():
-            raise ValueError(f"A must be a finite square L x L matrix, got {self.A!r}")
-        if self.positions is None:
-            enc = default_encodings(self.L) if self.encodings is None else self.encodings
-            object.__setattr__(self, "encodings", as_encodings(enc, self.L))
-            if self.K > self.d:
-                raise ValueError(f"encodings: K = {self.K} directions need d >= K, got d={self.d}")
-        elif self.encodings is not None:
-            raise ValueError("positions: give either encodings or explicit positions, not both")
-        for name in ("r", "t", "n_test"):
-            check_int(name, getattr(self, name))
-        if not isinstance(self.untied, (bool, np.bool_)):
-            raise ValueError(f"untied must be True or False, got {self.untied!r}")
-        object.__setattr__(self, "untied", bool(self.untied))
-        check_int("value_rank", self.value_rank, minimum=0)
-        object.__setattr__(self, "clusters", check_int("clusters", self.clusters))
-        rho = check_unit_interval("label_correlation", self.label_correlation)
-        norm = check_nonnegative("cluster_norm", self.cluster_norm)
-        if self.clusters > self.d:
+        if self.positions is None and self.params.K > self.d:
             raise ValueError(
-                f"clusters: K = {self.clusters} cluster means need d >= K, got d={self.d}"
+                f"encodings: K = {self.params.K} directions need d >= K, got d={self.d}"
             )
-        if self.clusters == 1:
-            rho, norm = 0.0, 1.0
-        object.__setattr__(self, "label_correlation", rho)
-        object.__setattr__(self, "cluster_norm", norm)
+        check_int("n_test", self.n_test)
+        check_int("value_rank", self.value_rank, minimum=0)
+        mixture = self.params.mixture
+        if mixture is not None and mixture.clusters > self.d:
+            raise ValueError(
+                f"clusters: K = {mixture.clusters} cluster means need d >= K, got d={self.d}"
+            )
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if self.lr is not None:
@@ -214,10 +172,10 @@ class SimConfig:
                 raise ValueError(
                     f"init must be one of {INITS} or a (d, r) matrix, got {self.init!r}"
                 )
-            if self.init == "mixed" and self.r < 2:
+            if self.init == "mixed" and self.params.rank < 2:
                 raise ValueError(
                     f"init: the mixed start (one semantic, one positional column) needs rank "
-                    f"r >= 2, got r = {self.r}"
+                    f"r >= 2, got r = {self.params.rank}"
                 )
         else:
             Q0 = np.asarray(self.init, dtype=float)
@@ -246,17 +204,17 @@ class SimConfig:
 
     @property
     def L(self) -> int:
-        return len(self.A)
+        return self.params.L
 
     @property
     def K(self) -> int | None:
         """Number of encoding directions (None for explicit positions)."""
-        return None if self.encodings is None else len(self.encodings[0])
+        return None if self.positions is not None else self.params.K
 
     @property
     def layout(self) -> Layout:
         """How the trained weights are packed (tied: just Q)."""
-        return Layout(self.r, bool(self.untied), int(self.value_rank))
+        return Layout(self.params.rank, self.params.untied, int(self.value_rank))
 
     @property
     def init_name(self) -> str:
@@ -340,7 +298,7 @@ def _query_start(cfg: SimConfig, teacher: torch.Tensor, noise: torch.Tensor) -> 
     """A (d, r) start of the named kind from N(0, 1) noise [B, d, r] (see SimConfig.init)."""
     Q0 = cfg.init_scale * noise
     if cfg.init in ("semantic", "mixed"):
-        k = 1 if cfg.init == "mixed" else min(cfg.r, cfg.t)
+        k = 1 if cfg.init == "mixed" else min(cfg.params.rank, cfg.params.teacher_rank)
         Q0[:, :, :k] = teacher[:, :, :k].clone()  # a copy: training must never touch Q*
     if cfg.init == "positional":
         Q0[:, :, 0] = cfg.init_m
@@ -365,9 +323,9 @@ def initial_weights(cfg: SimConfig, teacher: torch.Tensor, seeds, dtype, device)
             [torch.randn(cfg.d, k, generator=g, dtype=dtype, device=device) for g in gens]
         )
 
-    blocks = [_query_start(cfg, teacher, draw(cfg.r))]
-    if cfg.untied:
-        key_noise = draw(cfg.r)
+    blocks = [_query_start(cfg, teacher, draw(cfg.params.rank))]
+    if cfg.params.untied:
+        key_noise = draw(cfg.params.rank)
         blocks.append(cfg.init_scale * key_noise if cfg.init == "random" else blocks[0].clone())
     if cfg.value_rank:
         blocks += [torch.zeros(B, cfg.d, cfg.value_rank, dtype=dtype, device=device)]
@@ -380,7 +338,7 @@ def position_vectors(cfg: SimConfig, dtype, device) -> tuple[torch.Tensor, torch
     (d x K) for encodings, p_1 for explicit positions (a d x 1 matrix)."""
     if cfg.positions is None:
         U = encoding_basis(cfg.d, cfg.K, dtype, device)
-        return encoded_positions(cfg.encodings, cfg.d, dtype, device), U
+        return encoded_positions(cfg.params.encodings, cfg.d, dtype, device), U
     positions = torch.as_tensor(np.asarray(cfg.positions, dtype=float), dtype=dtype, device=device)
     if positions.shape != (cfg.L, cfg.d) or not torch.isfinite(positions).all():
         raise ValueError(f"positions must be a finite (L, d) = {(cfg.L, cfg.d)} matrix")
@@ -426,10 +384,11 @@ def extension_overlaps(
     SimResult (per-matrix overlaps, value_norm, per-column overlaps, and cluster_m when
     `means` [B, K, d] are given)."""
     QQ, QK, U, W = cfg.layout.split(P)
-    Q = 0.5 * (QQ + QK) if cfg.untied else QQ
+    untied = cfg.params.untied
+    Q = 0.5 * (QQ + QK) if untied else QQ
 
     def over(M):
-        q, m, theta = sim_overlaps(M, teacher, directions, cfg.sigma)
+        q, m, theta = sim_overlaps(M, teacher, directions, cfg.params.sigma)
         if cfg.positions is not None:
             m = m[:, 0, :]  # explicit positions: m = p_1^T Q/sqrt(d), r numbers
         return q, m, theta
@@ -438,8 +397,9 @@ def extension_overlaps(
     parts = [{"q": q, "m": m, "theta": theta}]
     if means is not None:
         cm = torch.einsum("bkd,bdr->bkr", means, Q) / math.sqrt(cfg.d)
-        parts.append({"cluster_m": cm[..., 0] if cfg.r == 1 else cm})  # K >= 2: always a list
-    if cfg.untied:
+        cm = cm[..., 0] if cfg.params.rank == 1 else cm  # K >= 2: always a list
+        parts.append({"cluster_m": cm})
+    if untied:
         for name, M in (("query", QQ), ("key", QK)):
             keys = (f"q_{name}", f"m_{name}", f"theta_{name}")
             parts.append(dict(zip(keys, over(M), strict=True)))
@@ -448,7 +408,7 @@ def extension_overlaps(
         rec = {k: scalar_or_list(v[b]) for part in parts for k, v in part.items()}
         if U is not None:
             rec["value_norm"] = float((U[b] @ W[b].T).norm()) / cfg.d
-        if cfg.r >= 2 and not cfg.untied:
+        if cfg.params.rank >= 2 and not untied:
             cols = principal_columns(q[b], m[b], theta[b])
             for key in ("q", "m", "theta"):
                 rec[f"column_{key}"] = [c[key] for c in cols]
@@ -459,20 +419,21 @@ def extension_overlaps(
 @torch.no_grad()
 def target_matrix(cfg: SimConfig, dtype, device) -> torch.Tensor:
     """The positional target A of the configuration as a tensor."""
-    return torch.as_tensor(np.asarray(cfg.A, dtype=float), dtype=dtype, device=device)
+    return torch.as_tensor(cfg.params.A_array, dtype=dtype, device=device)
 
 
 def mixture_means(cfg: SimConfig, seeds, dtype, device) -> torch.Tensor | None:
     """The cluster means [B, K, d] of every seed (each from its "clusters" generator), None
-    for the tied model's Gaussian tokens (clusters = 1)."""
-    if cfg.clusters == 1:
+    for the tied model's Gaussian tokens (variant Tied or Untied)."""
+    mixture = cfg.params.mixture
+    if mixture is None:
         return None
     return torch.stack(
         [
             cluster_means(
-                cfg.clusters,
+                mixture.clusters,
                 cfg.d,
-                cfg.cluster_norm,
+                mixture.cluster_norm,
                 generator(s, "clusters", device),
                 dtype,
                 device,
@@ -486,14 +447,13 @@ def draw_tokens(cfg: SimConfig, size: int, gens, label_gens, means, dtype, devic
     """`size` sentences per seed [B, size, L, d], without positions: sigma z from the seed's
     generator in `gens` (the tied model's draws, unchanged) plus, for mixtures (`means` not
     None), mu_{c_l} with labels drawn from the seed's generator in `label_gens`."""
-    x = torch.stack([sample_tokens(size, cfg.L, cfg.d, cfg.sigma, g, dtype, device) for g in gens])
+    sigma = cfg.params.sigma
+    x = torch.stack([sample_tokens(size, cfg.L, cfg.d, sigma, g, dtype, device) for g in gens])
     if means is not None:
-        labels = torch.stack(
-            [
-                sample_labels(size, cfg.L, cfg.clusters, cfg.label_correlation, g, device)
-                for g in label_gens
-            ]
-        )
+        mixture = cfg.params.mixture
+        assert mixture is not None  # means are drawn for mixtures only
+        K, rho = mixture.clusters, mixture.label_correlation
+        labels = torch.stack([sample_labels(size, cfg.L, K, rho, g, device) for g in label_gens])
         x += means[torch.arange(len(gens), device=device)[:, None, None], labels]
     return x
 
@@ -501,11 +461,15 @@ def draw_tokens(cfg: SimConfig, size: int, gens, label_gens, means, dtype, devic
 def draw_training_set(cfg: SimConfig, seeds, dtype, device):
     """Teacher Q* (B, d, t), training tokens x (B, n, L, d, without positions) and targets y
     (B, n, L, d) of every seed, each from that seed's own generators: the training data that
-    `simulate` and `attnphase.gamp` see for a seed (mixture tokens when cfg.clusters >= 2)."""
+    `simulate` and `attnphase.gamp` see for a seed (mixture tokens for a `Mixture` variant)."""
     teacher = torch.stack(
         [
             torch.randn(
-                cfg.d, cfg.t, generator=generator(s, "teacher", device), dtype=dtype, device=device
+                cfg.d,
+                cfg.params.teacher_rank,
+                generator=generator(s, "teacher", device),
+                dtype=dtype,
+                device=device,
             )
             for s in seeds
         ]
@@ -519,7 +483,7 @@ def draw_training_set(cfg: SimConfig, seeds, dtype, device):
         dtype,
         device,
     )
-    return teacher, x, targets(x, teacher, cfg.omega, target_matrix(cfg, dtype, device))
+    return teacher, x, targets(x, teacher, cfg.params.omega, target_matrix(cfg, dtype, device))
 
 
 def held_out_errors(cfg, teacher, Q, Bmat, seeds, positions, A, dtype, device, chunk=4096):
@@ -535,7 +499,7 @@ def held_out_errors(cfg, teacher, Q, Bmat, seeds, positions, A, dtype, device, c
     while done < cfg.n_test:
         size = min(chunk, cfg.n_test - done)
         x = draw_tokens(cfg, size, gens, label_gens, means, dtype, device)
-        y = targets(x, teacher, cfg.omega, A)
+        y = targets(x, teacher, cfg.params.omega, A)
         err_att += (y - student_output(x + positions, Q, cfg.layout)).pow(2).sum(dim=(1, 2, 3))
         if Bmat is not None:
             err_lin += (y - linear_output(x, Bmat)).pow(2).sum(dim=(1, 2, 3))
@@ -556,25 +520,24 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
     A = target_matrix(cfg, dtype, device)
     positions, directions = position_vectors(cfg, dtype, device)
     teacher, x, y = draw_training_set(cfg, seeds, dtype, device)
-    lam_lin = cfg.lam if cfg.lam_linear is None else cfg.lam_linear
+    p = cfg.params
+    lam_lin = p.lam if cfg.lam_linear is None else cfg.lam_linear
     Bmat = fit_linear(x, y, lam_lin)
-    risk = StructuredRisk.build(x + positions, y, cfg.lam, cfg.layout)
+    risk = StructuredRisk.build(x + positions, y, p.lam, cfg.layout)
     del y
     Q0 = initial_weights(cfg, teacher, seeds, dtype, device)
     base = dict(
         d=cfg.d,
         n=cfg.n,
         alpha=cfg.alpha,
-        omega=cfg.omega,
-        sigma=cfg.sigma,
-        lam=cfg.lam,
+        omega=p.omega,
+        sigma=p.sigma,
+        lam=p.lam,
         init=cfg.init_name,
         optimizer=cfg.optimizer,
-        untied=cfg.untied,
+        untied=p.untied,
         value_rank=cfg.value_rank,
-        clusters=cfg.clusters,
-        label_correlation=cfg.label_correlation,
-        cluster_norm=cfg.cluster_norm,
+        **mixture_fields(p),
     )
     try:
         rep = minimise(risk, Q0, cfg.optimizer, cfg.lr, cfg.steps, cfg.gtol)

@@ -29,10 +29,10 @@ def evaluate(kind: str, params: dict) -> dict:
             method = GaussHermite(tuple(p["order"]))
             out = solve_exact(alpha, model, None, branch, method, **options).as_dict()
     else:
-        from ..sim import SimConfig, simulate
+        from ..sim import simulate
+        from .spec import sim_config
 
-        seed = p.pop("seed")
-        (res,) = simulate(SimConfig(**p), seeds=[seed])
+        (res,) = simulate(sim_config(p), seeds=[p["seed"]])
         out = res.as_dict()
     return {k: v for k, v in out.items() if k not in params}
 

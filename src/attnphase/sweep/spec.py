@@ -1,7 +1,7 @@
 """What a sweep computes: the parameters of each kind, their validation, canonical run ids.
 
 Every point is completed with the defaults of `ModelParams`, its variants, the integration
-methods and the Gauss-Hermite solver (theory) or `SimConfig`
+methods and the Gauss-Hermite solver (theory) or `ModelParams`, `Mixture` and `SimConfig`
 (simulation), its values are put in one canonical form (integers as int, reals as float, so
 alpha=1 and alpha=1.0 are one point; `order` as [n_xi, n_y]; `A` as a nested list) and checked
 by the same validators `theory` and `simulate` use. Its run id is the sha256 of the canonical
@@ -9,8 +9,10 @@ JSON of (kind, point): giving a default explicitly does not change it. The simul
 extension parameters (`untied`, `value_rank`, `clusters`, `label_correlation`, `cluster_norm`,
 THEORY.md §10) are left out of the hashed point when at their defaults, so a tied-model point
 keeps the run id it had before they existed (and stores written then still resume). With
-clusters = 1 the mixture's label_correlation and cluster_norm have no effect: SimConfig stores
-them as their defaults, so such points are one point with the tied model's run id. Theory points
+clusters = 1 the mixture's label_correlation and cluster_norm have no effect: they are stored
+as the Mixture's defaults, so such points are one point with the tied model's run id. A
+simulation point is flat (`r`, `t` for ModelParams' rank and teacher_rank, the variant as for
+theory); `sim_config` builds its ModelParams and SimConfig. Theory points
 give the model's variant the same way (untied, clusters, label_correlation, cluster_norm) and
 the integration method by name (`method`: gauss-hermite, the default, with `order` and the
 solver options; qmc with `points`, `randomisations`, `qmc_seed`); the variant and the QMC fields
@@ -32,12 +34,24 @@ import itertools
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..params import Mixture, ModelParams, Tied, Untied, Variant, check_finite, check_positive
+from ..params import (
+    Mixture,
+    ModelParams,
+    Tied,
+    Untied,
+    Variant,
+    check_finite,
+    check_int,
+    check_positive,
+)
 from ..theory.method import QMC
+
+if TYPE_CHECKING:
+    from ..sim import SimConfig
 
 # a theory point's name of each QMC field (its seed is qmc_seed: a theory point has no seed of
 # the simulations' kind, and --seeds does not apply to it)
@@ -122,6 +136,8 @@ _NUMERIC = ("real", "integer", "real or none", "integer or none")
 # the fields of ModelParams a theory point sets directly (the variant is built from untied and
 # the cluster parameters, as in the simulations)
 MODEL_FIELDS = tuple(f.name for f in dataclasses.fields(ModelParams) if f.name != "variant")
+# a simulation point's names of ModelParams' fields (the others keep theirs)
+SIM_MODEL_NAMES = {"rank": "r", "teacher_rank": "t"}
 
 
 def _check_kind(kind: str) -> dict[str, str]:
@@ -162,8 +178,13 @@ def _defaults(kind: str) -> dict[str, Any]:
         if f.name in PARAMETERS["simulation"]:
             has_factory = f.default_factory is not dataclasses.MISSING
             out[f.name] = f.default_factory() if has_factory else f.default
+    model = {f.name: f.default for f in dataclasses.fields(ModelParams) if f.name in MODEL_FIELDS}
+    out.update({SIM_MODEL_NAMES.get(k, k): v for k, v in model.items()})
+    out["untied"] = ModelParams().untied
+    out["clusters"] = 1  # Gaussian tokens (Tied or Untied): no mixture
+    out.update({f.name: f.default for f in dataclasses.fields(Mixture) if f.name != "clusters"})
     out["seed"] = 0
-    return out
+    return {name: out[name] for name in PARAMETERS["simulation"]}
 
 
 def defaults(kind: str) -> dict[str, Any]:
@@ -378,15 +399,48 @@ def _validate_theory(p: dict) -> None:
         raise ValueError(f"estimator must be one of {ESTIMATORS}, got {p['estimator']!r}")
 
 
-def _validate_simulation(p: dict) -> None:
+def sim_config(p: dict) -> SimConfig:
+    """The `SimConfig` of a (canonical) simulation point: its ModelParams (rank = r,
+    teacher_rank = t; the variant `Untied()` for untied, a `Mixture` for clusters >= 2, `Tied()`
+    otherwise) and the training options (the point's seed is not part of it). ValueError naming
+    the parameter (by ModelParams, Mixture or SimConfig) for an invalid point."""
     from ..sim import SimConfig
+
+    clusters = check_int("clusters", p["clusters"])
+    # the mixture's options are checked (by Mixture) even when clusters = 1 leaves them unused
+    mixture = Mixture(max(clusters, 2), p["label_correlation"], p["cluster_norm"])
+    variant: Variant
+    if clusters > 1:
+        if p["untied"]:
+            raise ValueError(
+                "clusters: Gaussian-mixture tokens are simulated with tied query and key only "
+                "(untied = false)"
+            )
+        variant = mixture
+    else:
+        variant = Untied() if p["untied"] else Tied()
+    names = {SIM_MODEL_NAMES.get(k, k): k for k in MODEL_FIELDS}
+    try:
+        model = ModelParams(**{k: p[name] for name, k in names.items()}, variant=variant)
+    except ValueError as err:  # name the point's parameter: r, t for rank, teacher_rank
+        head, sep, rest = str(err).partition(" ")
+        name = head.rstrip(":")
+        if name in SIM_MODEL_NAMES:
+            raise ValueError(SIM_MODEL_NAMES[name] + head[len(name) :] + sep + rest) from None
+        raise
+    model_names = {*names, *_VARIANT_OFF, "seed"}
+    return SimConfig(params=model, **{k: v for k, v in p.items() if k not in model_names})
+
+
+def _validate_simulation(p: dict) -> None:
+    from ..sim.run import mixture_fields
 
     if p["seed"] < 0:
         raise ValueError(f"seed must be an integer >= 0, got {p['seed']}")
-    cfg = SimConfig(**{k: v for k, v in p.items() if k != "seed"})
-    p["encodings"] = _nested_lists(cfg.encodings)  # default filled in: one run id per model
-    # no effect with clusters = 1: SimConfig's defaults, so such a point is the tied model's
-    p["label_correlation"], p["cluster_norm"] = cfg.label_correlation, cfg.cluster_norm
+    model = sim_config(p).params
+    p["encodings"] = _nested_lists(model.encodings)  # default filled in: one run id per model
+    # no effect with clusters = 1: the Mixture's defaults, so such a point is the tied model's
+    p.update(mixture_fields(model))
 
 
 _VALIDATE = {"theory": _validate_theory, "simulation": _validate_simulation}

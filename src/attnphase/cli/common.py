@@ -11,7 +11,7 @@ import numpy as np
 import typer
 
 from ..io import check_output_dir, check_output_file
-from ..params import ModelParams, Tied, Variant, check_positive
+from ..params import ModelParams, check_positive
 
 OmegaOpt = Annotated[float, typer.Option(help="mix of positional target, in [0, 1]")]
 SigmaOpt = Annotated[float, typer.Option(help="token standard deviation (> 0)")]
@@ -141,7 +141,6 @@ def build_params(
     rank: int = 1,
     teacher_rank: int = 1,
     encoding: str | None = None,
-    variant: Variant | None = None,
 ) -> ModelParams:
     """The model of the CLI options, validated by ModelParams (errors name the option)."""
     enc = None if encoding is None else parse_numbers(encoding, "--encoding")
@@ -154,7 +153,6 @@ def build_params(
             rank=rank,
             teacher_rank=teacher_rank,
             encodings=enc,
-            variant=variant if variant is not None else Tied(),
         )
     except ValueError as err:
         raise _usage(err, {"encodings": "--encoding", "teacher_rank": "--teacher-rank"}) from None

@@ -12,10 +12,19 @@ L3_A = np.full((3, 3), 0.2) + 0.4 * np.eye(3)
 
 
 def test_matrix_overlap_equations_reduce_to_the_scalar_ones():
-    """§7.3 with r = t = K = 1 is §3 exactly (same numbers to rounding)."""
+    """§7.3 with r = t = K = 1 is §3 exactly (same numbers to rounding): the closed forms
+    q = s2 (s2 qhat + mhat^2 + s2 rho thetahat^2)/k^2, m = mhat/k, V = s2/k,
+    theta = s2 rho thetahat/k with k = lambda + s2 Vhat (the exact channel uses the matrix
+    equations at 1 x 1, so the reference is written out here)."""
     p = ModelParams()
     h = eq.Hats(qhat=0.0123, mhat=-0.0045, Vhat=0.061, thetahat=0.27)
-    scalar = eq.overlaps(h, sigma=p.sigma, lam=p.lam, rho=p.rho)
+    s2, k = p.sigma**2, p.lam + p.sigma**2 * h.Vhat
+    scalar = eq.Overlaps(
+        q=s2 * (s2 * h.qhat + h.mhat**2 + s2 * p.rho * h.thetahat**2) / k**2,
+        m=h.mhat / k,
+        V=s2 / k,
+        theta=s2 * p.rho * h.thetahat / k,
+    )
     mh = ge.MatrixHats(
         qhat=np.array([[h.qhat]]),
         Mhat=np.array([[h.mhat]]),

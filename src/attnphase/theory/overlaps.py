@@ -80,7 +80,9 @@ def overlaps(h: MatrixHats, *, sigma: float, lam: float, rho: np.ndarray) -> Mat
     s2 = sigma**2
     Ar = prior_matrix(h, sigma=sigma, lam=lam)
     if np.linalg.eigvalsh(Ar)[0] <= 0:
-        raise ArithmeticError(f"lambda I + sigma^2 Vhat is not positive definite: {Ar.tolist()}")
+        raise ArithmeticError(
+            f"lambda + sigma^2 Vhat is not positive definite ({Ar.tolist()}): no overlaps"
+        )
     Ainv = np.linalg.inv(Ar)
     inner = s2 * h.qhat + h.Mhat.T @ h.Mhat + s2 * h.thetahat.T @ rho @ h.thetahat
     q = s2 * Ainv @ inner @ Ainv  # q = sigma^2 A_r^-1 [...] A_r^-1
@@ -95,14 +97,15 @@ def overlaps(h: MatrixHats, *, sigma: float, lam: float, rho: np.ndarray) -> Mat
 def free_entropy(
     o: MatrixOverlaps,
     h: MatrixHats,
-    m: GeneralMoments,
+    envelope: float,
     *,
     alpha: float,
     sigma: float,
     lam: float,
     rho: np.ndarray,
 ) -> float:
-    """Phi of §7.4 (training loss R/d = -Phi at a fixed point)."""
+    """Phi of §7.4 (training loss R/d = -Phi at a fixed point); envelope = E[M], the channel's
+    Moreau envelope including the teacher-only part (`GeneralMoments.M`)."""
     s2 = sigma**2
     inner = s2 * h.qhat + h.Mhat.T @ h.Mhat + s2 * h.thetahat.T @ rho @ h.thetahat
     Ainv = np.linalg.inv(prior_matrix(h, sigma=sigma, lam=lam))
@@ -112,7 +115,7 @@ def free_entropy(
         - np.trace(h.Mhat.T @ o.M)
         - np.trace(h.thetahat.T @ o.theta)
         + 0.5 * np.trace(inner @ Ainv)
-        - alpha * m.M
+        - alpha * envelope
     )
 
 

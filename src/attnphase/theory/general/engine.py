@@ -372,7 +372,7 @@ def mean_multiplier(fmap: GeneralMap, o: ge.MatrixOverlaps) -> float:
 
 def _observables(o, h, m, alpha, p: ModelParams, lam: float) -> dict[str, float]:
     rho = p.sigma**2 * np.eye(p.teacher_rank)
-    phi = ge.free_entropy(o, h, m, alpha=alpha, sigma=p.sigma, lam=lam, rho=rho)
+    phi = ge.free_entropy(o, h, m.M, alpha=alpha, sigma=p.sigma, lam=lam, rho=rho)
     return {
         "test_error": ge.test_error(m),
         "train_loss": -phi,

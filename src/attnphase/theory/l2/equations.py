@@ -1,8 +1,9 @@
 """The state-evolution equations of THEORY.md §3-§4 (L=2, r=1, Sigma = sigma^2 I), in one place.
 
 Each function is a pure map between numbers. `hats` turns the channel expectations of
-`attnphase.theory.l2.channel` into the conjugate variables; `overlaps` is the l2 prior side;
-`free_entropy` is the training-loss potential Phi; `kappa` is the teacher-only constant of ell.
+`attnphase.theory.l2.channel` into the conjugate variables (the exact channel's estimators);
+`overlaps` (the prior side) and `free_entropy` (the training-loss potential Phi) are the matrix
+equations of §7.3-§7.4 at r = t = K = 1; `kappa` is the teacher-only constant of ell.
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
+from .. import overlaps as ge
 from .channel import ChannelMoments
 
 
@@ -61,23 +65,21 @@ def hats(
     return Hats(qhat=qhat, mhat=mhat, Vhat=Vhat, thetahat=thetahat)
 
 
-def prior_denominator(h: Hats, *, sigma: float, lam: float) -> float:
-    """lambda + sigma^2 Vhat; the overlaps exist only where it is positive (THEORY.md §6)."""
-    return lam + sigma**2 * h.Vhat
+def matrix_overlaps(o: Overlaps) -> ge.MatrixOverlaps:
+    """The 1 x 1 matrices of §7 (r = t = K = 1)."""
+    return ge.MatrixOverlaps(*(np.array([[x]]) for x in (o.q, o.m, o.theta, o.V)))
+
+
+def matrix_hats(h: Hats) -> ge.MatrixHats:
+    """The 1 x 1 matrices of §7.2 (r = t = K = 1)."""
+    return ge.MatrixHats(*(np.array([[x]]) for x in (h.qhat, h.mhat, h.thetahat, h.Vhat)))
 
 
 def overlaps(h: Hats, *, sigma: float, lam: float, rho: float) -> Overlaps:
-    """l2 prior side of the fixed point (THEORY.md §3). Requires lambda + sigma^2 Vhat > 0."""
-    s2 = sigma**2
-    k = prior_denominator(h, sigma=sigma, lam=lam)
-    if not k > 0:
-        raise ArithmeticError(f"lambda + sigma^2 Vhat = {k:.3e} <= 0: no overlaps")
-    return Overlaps(
-        q=s2 * (s2 * h.qhat + h.mhat**2 + s2 * rho * h.thetahat**2) / k**2,  # q equation
-        m=h.mhat / k,  # m = mhat / (lambda + sigma^2 Vhat)
-        V=s2 / k,  # V = sigma^2 / (lambda + sigma^2 Vhat)
-        theta=s2 * rho * h.thetahat / k,  # theta = sigma^2 rho thetahat / (...)
-    )
+    """The prior side of THEORY.md §3: §7.3 (`theory.overlaps.overlaps`) at r = t = K = 1.
+    ArithmeticError where lambda + sigma^2 Vhat <= 0 (no overlaps, §6)."""
+    o = ge.overlaps(matrix_hats(h), sigma=sigma, lam=lam, rho=np.array([[rho]]))
+    return Overlaps(q=o.q.item(), m=o.M.item(), V=o.V.item(), theta=o.theta.item())
 
 
 def kappa(*, sigma: float, omega: float, A) -> float:
@@ -98,15 +100,16 @@ def free_entropy(
     rho: float,
     kappa_: float,
 ) -> float:
-    """Phi of eq. 14 (THEORY.md §4), with M including the teacher-only constant."""
-    s2 = sigma**2
-    k = prior_denominator(h, sigma=sigma, lam=lam)
-    return (
-        0.5 * (h.Vhat * o.q - h.qhat * o.V)
-        - o.m * h.mhat
-        - o.theta * h.thetahat
-        + 0.5 * (s2 * h.qhat + h.mhat**2 + s2 * rho * h.thetahat**2) / k
-        - alpha * (e.M + kappa_)
+    """Phi of eq. 14 (THEORY.md §4): §7.4 (`theory.overlaps.free_entropy`) at r = t = K = 1,
+    with the envelope E[M] including the teacher-only constant kappa_."""
+    return ge.free_entropy(
+        matrix_overlaps(o),
+        matrix_hats(h),
+        e.M + kappa_,
+        alpha=alpha,
+        sigma=sigma,
+        lam=lam,
+        rho=np.array([[rho]]),
     )
 
 

@@ -143,6 +143,25 @@ Variant = Tied | Untied | Mixture
 TIED = Tied()
 
 
+def variant_of(
+    untied: bool, clusters: int = 1, label_correlation: float = 0.0, cluster_norm: float = 1.0
+) -> Variant:
+    """The variant of a flat description (the simulations', the sweeps' and the CLI's options):
+    `Untied()` for untied, a `Mixture` for clusters >= 2, `Tied()` otherwise. The mixture's
+    options are checked even at clusters = 1, where they have no effect; ValueError naming
+    `clusters` for correlated tokens with untied query and key (a model has one variant)."""
+    clusters = check_int("clusters", clusters)
+    mixture = Mixture(max(clusters, 2), label_correlation, cluster_norm)
+    if clusters == 1:
+        return Untied() if untied else Tied()
+    if untied:
+        raise ValueError(
+            "clusters: correlated tokens (clusters >= 2) go with tied query and key only, "
+            "not untied"
+        )
+    return mixture
+
+
 @dataclass(frozen=True)
 class ModelParams:
     """The model of THEORY.md §1 and §7: target mix omega in [0, 1], token std sigma > 0,

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ..params import Mixture, Tied, Untied, Variant, check_int
+from ..params import Variant, variant_of
 from ..tables import FORMATS, render, to_frame
 from ..theory import learning_curves
 from .app import app
@@ -176,13 +176,6 @@ def simulate(
 def _variant(untied: bool, clusters: int, label_correlation: float, cluster_norm: float) -> Variant:
     """The model variant of --untied and the cluster options (UsageError naming the option)."""
     try:
-        if check_int("clusters", clusters) == 1:
-            return Untied() if untied else Tied()
-        if untied:
-            raise UsageError(
-                "--clusters: Gaussian-mixture tokens are simulated with tied query and key "
-                "only, not with --untied"
-            )
-        return Mixture(clusters, label_correlation, cluster_norm)
+        return variant_of(untied, clusters, label_correlation, cluster_norm)
     except ValueError as err:
         raise _usage(err) from None

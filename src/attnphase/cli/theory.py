@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ..params import Mixture, ModelParams, Tied, Untied, Variant
+from ..params import ModelParams, variant_of
 from ..tables import FORMATS, render, to_frame
 from ..theory import (
     DEFAULT_ORDER,
@@ -20,7 +20,7 @@ from ..theory import (
     Method,
     learning_curves,
 )
-from ..theory.general.engine import GENERAL_BRANCHES, MIXTURE_BRANCH
+from ..theory.general.engine import GENERAL_BRANCHES, MIXTURE_BRANCH, check_variant
 from ..theory.l2.engine import BRANCHES as EXACT_BRANCHES
 from ..theory.method import exact_refusal
 from .app import app
@@ -144,14 +144,16 @@ def theory(
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
         orders = parse_order(order)
         check_cluster_options(clusters, label_correlation, cluster_norm)
-        mixture = _mixture(clusters, label_correlation, cluster_norm, p.L)
-        if untied and mixture is not None:
-            raise UsageError("--clusters: correlated tokens are solved for the tied model only")
-        variant: Variant = Untied() if untied else mixture if mixture is not None else Tied()
-        p = dataclasses.replace(p, variant=variant)
+        if clusters < 1:
+            raise UsageError(f"--clusters must be an integer >= 1, got {clusters}")
+        try:
+            variant = variant_of(untied, clusters, label_correlation, cluster_norm)
+            p = dataclasses.replace(p, variant=variant)
+            check_variant(p)  # what the QMC channel solves: untied at rank 1, K^L sequences
+        except ValueError as err:
+            raise _usage(err) from None
+        mixture = p.mixture
         method = method_for(engine, p, orders, points, randomisations)
-        if untied and rank != 1:
-            raise UsageError(f"--untied: the untied theory has --rank 1, got {rank}")
         if (untied or mixture is not None) and stability:
             raise UsageError(
                 "--stability: measured for the tied model only, not with --untied or --clusters"
@@ -185,17 +187,3 @@ def theory(
             draw_learning_curves(to_frame(records), plot)
         except (OSError, ValueError) as err:
             _plot_failed(err)
-
-
-def _mixture(clusters: int, label_correlation: float, cluster_norm: float, L: int):
-    """The Mixture the cluster options ask for (None for --clusters 1)."""
-    if clusters < 1:
-        raise UsageError(f"--clusters must be an integer >= 1, got {clusters}")
-    if clusters == 1:
-        return None
-    try:
-        mixture = Mixture(clusters, label_correlation, cluster_norm)
-        mixture.check_length(L)
-    except ValueError as err:
-        raise _usage(err) from None
-    return mixture

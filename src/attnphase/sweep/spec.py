@@ -41,12 +41,10 @@ import numpy as np
 from ..params import (
     Mixture,
     ModelParams,
-    Tied,
-    Untied,
     Variant,
     check_finite,
-    check_int,
     check_positive,
+    variant_of,
 )
 from ..theory.method import QMC
 
@@ -325,17 +323,9 @@ def _nested_lists(rows) -> list:
     return [list(row) for row in rows]
 
 
-def theory_variant(p: dict) -> Variant:
-    """The variant of a theory point: untied, a mixture (clusters >= 2) or tied."""
-    if p["untied"] and p["clusters"] > 1:
-        raise ValueError("clusters: correlated tokens are solved for the tied model only")
-    if p["untied"]:
-        return Untied()
-    if p["clusters"] > 1:
-        return Mixture(p["clusters"], p["label_correlation"], p["cluster_norm"])
-    if p["clusters"] < 1:
-        raise ValueError(f"clusters must be an integer >= 1, got {p['clusters']}")
-    return Tied()
+def point_variant(p: dict) -> Variant:
+    """The variant of a theory or simulation point (`variant_of` its flat options)."""
+    return variant_of(p["untied"], p["clusters"], p["label_correlation"], p["cluster_norm"])
 
 
 def theory_method(p: dict) -> QMC:
@@ -345,7 +335,7 @@ def theory_method(p: dict) -> QMC:
 
 def theory_model(p: dict) -> ModelParams:
     """The model of a (canonical) theory point."""
-    return ModelParams(**{k: p[k] for k in MODEL_FIELDS}, variant=theory_variant(p))
+    return ModelParams(**{k: p[k] for k in MODEL_FIELDS}, variant=point_variant(p))
 
 
 def _keep_defaults(p: dict, names, method: str) -> None:
@@ -367,6 +357,7 @@ def _validate_theory(p: dict) -> None:
 
     if p["method"] not in THEORY_METHODS:
         raise ValueError(f"method must be one of {THEORY_METHODS}, got {p['method']!r}")
+    point_variant(p)  # the mixture's options are checked even where clusters = 1 drops them
     if p["clusters"] == 1:
         p["label_correlation"], p["cluster_norm"] = 0.0, 1.0
     model = theory_model(p)
@@ -406,19 +397,7 @@ def sim_config(p: dict) -> SimConfig:
     the parameter (by ModelParams, Mixture or SimConfig) for an invalid point."""
     from ..sim import SimConfig
 
-    clusters = check_int("clusters", p["clusters"])
-    # the mixture's options are checked (by Mixture) even when clusters = 1 leaves them unused
-    mixture = Mixture(max(clusters, 2), p["label_correlation"], p["cluster_norm"])
-    variant: Variant
-    if clusters > 1:
-        if p["untied"]:
-            raise ValueError(
-                "clusters: Gaussian-mixture tokens are simulated with tied query and key only "
-                "(untied = false)"
-            )
-        variant = mixture
-    else:
-        variant = Untied() if p["untied"] else Tied()
+    variant = point_variant(p)
     names = {SIM_MODEL_NAMES.get(k, k): k for k in MODEL_FIELDS}
     try:
         model = ModelParams(**{k: p[name] for name, k in names.items()}, variant=variant)

@@ -21,8 +21,8 @@ from scipy.optimize import minimize
 from attnphase import GaussHermite, ModelParams, learning_curve
 from attnphase.quadrature import gauss_hermite
 from attnphase.theory import DEFAULT_ORDER
-from attnphase.theory.l2.channel import ChannelIntegrator
-from attnphase.theory.l2.softmax2 import prox_objective, target_centres
+from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
+from attnphase.theory.gauss_hermite.softmax2 import prox_objective, target_centres
 
 
 def scipy_prox_nodes(q, m, V, theta, p: ModelParams, order, sample: int, seed: int = 0):

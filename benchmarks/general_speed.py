@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnphase import QMC, ModelParams, solve
-from attnphase.theory.general.engine import make_channels, solve_qmc
+from attnphase.theory.qmc.engine import make_channels, solve_qmc
 
 L3 = ModelParams(A=(np.full((3, 3), 0.2) + 0.4 * np.eye(3)).tolist())
 

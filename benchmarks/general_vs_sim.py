@@ -13,7 +13,7 @@ sigma^2 M^T M (Q's component along u contributes d M^2 to |Q|^2); the simulation
 M = U^T Q/sqrt(d), the theory's M (the simulations run `SimConfig(params=...)` of the case's
 ModelParams). Nothing in q, m, theta needs a finite-d correction.
 
-The 1/d positional term (`attnphase.theory.general.finite_d.positional_output_correction`): the
+The 1/d positional term (`attnphase.theory.qmc.finite_d.positional_output_correction`): the
 student outputs S(h)(x + p) while the teacher outputs T x, and the part S p of the residual adds
 O(1/d) to eps_g and to R/d that the theory (d -> infinity) leaves out. It is not small against
 the tolerance: at L=3 on the semantic branch at alpha 3 it is 0.8% of eps_g at d = 1000 and 2.6%
@@ -56,7 +56,7 @@ import torch
 from attnphase.params import ModelParams
 from attnphase.sim import SimConfig, simulate
 from attnphase.theory import QMC, TheoryResult, solve
-from attnphase.theory.general.finite_d import positional_output_correction
+from attnphase.theory.qmc.finite_d import positional_output_correction
 from attnphase.theory.overlaps import MatrixOverlaps
 
 A3 = ((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6))

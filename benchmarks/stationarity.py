@@ -12,7 +12,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from attnphase.theory.general.stationarity import check_stationarity
+from attnphase.theory.qmc.stationarity import check_stationarity
 
 _spec = importlib.util.spec_from_file_location(
     "test_stationarity", Path(__file__).resolve().parents[1] / "tests" / "test_stationarity.py"

@@ -24,7 +24,7 @@ import torch
 
 from attnphase import QMC, ModelParams, Untied, solve
 from attnphase.sim import SimConfig, simulate
-from attnphase.theory.general.engine import make_channels, qmc_curve
+from attnphase.theory.qmc.engine import make_channels, qmc_curve
 
 NAMES = {
     "semantic": ("train_loss", "test_error", "q_query", "q_key", "theta_query", "theta_key"),

@@ -23,11 +23,11 @@ import argparse
 import dataclasses
 
 from attnphase import QMC, Mixture, ModelParams, solve
-from attnphase.theory.general.engine import GeneralMap, _Layout, make_channels
+from attnphase.theory.qmc.engine import QMCMap, _Layout, make_channels
 from attnphase.theory.iterate import iterate
 
 
-def pull(fmap: GeneralMap, layout: _Layout, o, m0: float) -> str:
+def pull(fmap: QMCMap, layout: _Layout, o, m0: float) -> str:
     """G = F_mu - m0 at the fixed point of the other overlaps with m_mu held at m0."""
     i = layout.blocks()[1].start + layout.K - 1  # m_mu's entry (rank 1: the last row of M)
     x0 = layout.pack(o)
@@ -78,7 +78,7 @@ def main() -> None:
                 for norm in floats(args.norms):
                     pm = dataclasses.replace(p, variant=Mixture(2, rho, norm))
                     channels = make_channels(pm, QMC(args.points, 1))
-                    fmap = GeneralMap(
+                    fmap = QMCMap(
                         alpha, pm, channels[0], layout.free_means(layout.mask(branch))
                     )
                     M = o.M.copy()

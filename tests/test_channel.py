@@ -7,7 +7,7 @@ import pytest
 
 from attnphase import ModelParams
 from attnphase.quadrature import gauss_hermite
-from attnphase.theory.l2.channel import ChannelIntegrator
+from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
 
 P = ModelParams()
 KW = dict(rho=P.rho, sigma2=P.sigma**2, omega=P.omega, A=P.A_array)
@@ -71,7 +71,7 @@ def test_test_error_integrand_matches_monte_carlo():
 
 
 def test_pruning_negligible_weights_changes_nothing_that_matters(monkeypatch):
-    import attnphase.theory.l2.channel as channel
+    import attnphase.theory.gauss_hermite.channel as channel
 
     point = (0.08, 0.1, 15.0, 0.1)
     pruned_ci = ChannelIntegrator(40, 12)

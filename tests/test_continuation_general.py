@@ -11,7 +11,7 @@ import pytest
 
 from attnphase.params import ModelParams
 from attnphase.theory import QMC
-from attnphase.theory.general.engine import _Layout, make_channels, solve_qmc
+from attnphase.theory.qmc.engine import _Layout, make_channels, solve_qmc
 from attnphase.theory.overlaps import MatrixOverlaps
 from attnphase.transitions.continuation import LineFollower, LinePoint
 from attnphase.transitions.lines import parameter_path, transition_lines

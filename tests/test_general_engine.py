@@ -6,7 +6,7 @@ import pytest
 from attnphase import QMC, ModelParams, solve
 from attnphase.baseline import linear_test_error, linear_test_error_qmc
 from attnphase.theory import overlaps as ge
-from attnphase.theory.l2 import equations as eq
+from attnphase.theory.gauss_hermite import equations as eq
 
 L3_A = np.full((3, 3), 0.2) + 0.4 * np.eye(3)
 

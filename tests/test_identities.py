@@ -15,9 +15,9 @@ from attnphase import (
     solve,
 )
 from attnphase.baseline import linear_baseline_matrix, uniform_attention_error
-from attnphase.theory.l2 import equations as eq
-from attnphase.theory.l2.channel import ChannelIntegrator
-from attnphase.theory.l2.prox import prox
+from attnphase.theory.gauss_hermite import equations as eq
+from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
+from attnphase.theory.gauss_hermite.prox import prox
 
 from .conftest import TEST_ORDER
 

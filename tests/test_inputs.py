@@ -5,7 +5,7 @@ import math
 import pytest
 
 from attnphase import GaussHermite, ModelParams, learning_curve, solve
-from attnphase.theory.l2.engine import solve_exact
+from attnphase.theory.gauss_hermite.engine import solve_exact
 
 
 @pytest.mark.parametrize(

@@ -23,9 +23,9 @@ from attnphase.cli import app
 from attnphase.params import Mixture, Untied
 from attnphase.sim.data import cluster_means, sample_labels
 from attnphase.theory import overlaps as ge
-from attnphase.theory.general.channel import GeneralChannel
-from attnphase.theory.general.engine import MIXTURE_BRANCH
-from attnphase.theory.general.mixture import (
+from attnphase.theory.qmc.channel import QMCChannel
+from attnphase.theory.qmc.engine import MIXTURE_BRANCH
+from attnphase.theory.qmc.mixture import (
     cluster_overlaps,
     label_law,
     mixture_encodings,
@@ -83,7 +83,7 @@ def per_sequence_moments(mix: Mixture, o: ge.MatrixOverlaps, points: int, seed: 
     enc, prob = mixture_encodings(P.C_array, mix)
     out = dict.fromkeys(MOMENTS, 0.0)
     for Cc, w in zip(enc, prob, strict=True):
-        m = GeneralChannel(P.L, 1, 1, points, seed).moments(o, **{**KW, "C": Cc})
+        m = QMCChannel(P.L, 1, 1, points, seed).moments(o, **{**KW, "C": Cc})
         for k in MOMENTS:
             out[k] = out[k] + w * np.asarray(getattr(m, k))
     return out
@@ -97,7 +97,7 @@ def per_sequence_moments(mix: Mixture, o: ge.MatrixOverlaps, points: int, seed: 
 def test_mixture_channel_is_the_label_average(mix, means):
     """Equal to 1e-12 relative (float64 rounding of the same sums in another order)."""
     o = overlaps(means)
-    got = GeneralChannel(P.L, 1, 1, 256, 3, variant=mix).moments(o, **KW)
+    got = QMCChannel(P.L, 1, 1, 256, 3, variant=mix).moments(o, **KW)
     want = per_sequence_moments(mix, o, 256, 3)
     for k in MOMENTS:
         assert np.allclose(getattr(got, k), want[k], rtol=1e-12, atol=1e-15), k
@@ -108,8 +108,8 @@ def test_zero_norm_is_the_tied_channel(rho):
     """Means of norm 0: whatever m_mu, the moments are the tied channel's (the positional
     rows of Ma included; the mean rows vanish), to 1e-12."""
     o = overlaps([0.4, -0.3])
-    got = GeneralChannel(P.L, 1, 1, 256, 5, variant=Mixture(3, rho, 0.0)).moments(o, **KW)
-    tied = GeneralChannel(P.L, 1, 1, 256, 5).moments(positional_part(o), **KW)
+    got = QMCChannel(P.L, 1, 1, 256, 5, variant=Mixture(3, rho, 0.0)).moments(o, **KW)
+    tied = QMCChannel(P.L, 1, 1, 256, 5).moments(positional_part(o), **KW)
     for k in ("ff", "yf", "fxi", "M", "ell_prox", "ell_free"):
         assert np.allclose(getattr(got, k), getattr(tied, k), rtol=1e-12, atol=1e-15), k
     assert np.allclose(got.Ma[:1], tied.Ma, rtol=1e-12)
@@ -123,8 +123,8 @@ def test_mean_rows_vanish_exactly_at_zero_mean_overlap(K):
     give O(1e-2)), and the rest is the tied channel's: m_mu = 0 is an invariant manifold."""
     mix = Mixture(K, 0.6, 1.2)
     o = overlaps(np.zeros(K - 1))
-    got = GeneralChannel(P.L, 1, 1, 256, 7, variant=mix).moments(o, **KW)
-    tied = GeneralChannel(P.L, 1, 1, 256, 7).moments(positional_part(o), **KW)
+    got = QMCChannel(P.L, 1, 1, 256, 7, variant=mix).moments(o, **KW)
+    tied = QMCChannel(P.L, 1, 1, 256, 7).moments(positional_part(o), **KW)
     assert np.abs(got.Ma[1:]).max() < 1e-15 * max(1.0, np.abs(got.Ma).max())
     for k in ("ff", "yf", "fxi", "M"):
         assert np.allclose(getattr(got, k), getattr(tied, k), rtol=1e-12), k

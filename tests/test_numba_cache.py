@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from attnphase.jit import _PackageStamped, sources_digest
-from attnphase.theory.l2 import channel, prox
+from attnphase.theory.gauss_hermite import channel, prox
 
 KERNEL = """
 from {decorator_import}

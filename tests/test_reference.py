@@ -31,8 +31,8 @@ import pandas as pd
 import pytest
 
 from attnphase import ModelParams
-from attnphase.theory.l2 import equations as eq
-from attnphase.theory.l2.channel import ChannelIntegrator
+from attnphase.theory.gauss_hermite import equations as eq
+from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
 
 from .conftest import DATA, TEST_ORDER, reference_table
 

@@ -7,7 +7,7 @@ import warnings
 import pytest
 
 from attnphase import ConvergenceError, GaussHermite, ModelParams, NonConvergenceWarning, solve
-from attnphase.theory.l2.engine import solve_exact
+from attnphase.theory.gauss_hermite.engine import solve_exact
 
 from .test_cli import KEYS as JSON_KEYS
 

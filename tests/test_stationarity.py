@@ -18,9 +18,9 @@ import pytest
 
 from attnphase import Mixture, ModelParams, Untied
 from attnphase.theory import overlaps as ge
-from attnphase.theory.general.channel import GeneralChannel
-from attnphase.theory.general.engine import field_width
-from attnphase.theory.general.stationarity import check_stationarity
+from attnphase.theory.qmc.channel import QMCChannel
+from attnphase.theory.qmc.engine import field_width
+from attnphase.theory.qmc.stationarity import check_stationarity
 
 L3_A = np.full((3, 3), 0.2) + 0.4 * np.eye(3)
 
@@ -79,10 +79,10 @@ CASES = {
 MIXTURES = {c: v[0].mixture for c, v in CASES.items() if v[0].mixture is not None}
 
 
-def channel(case: str, points: int, seed: int) -> GeneralChannel:
+def channel(case: str, points: int, seed: int) -> QMCChannel:
     """The case's channel: the field width is 2r for the untied case."""
     p = CASES[case][0]
-    return GeneralChannel(p.L, field_width(p), p.teacher_rank, points, seed, p.variant)
+    return QMCChannel(p.L, field_width(p), p.teacher_rank, points, seed, p.variant)
 
 
 @pytest.mark.parametrize(

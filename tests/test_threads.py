@@ -13,9 +13,9 @@ import pytest
 
 from attnphase import ModelParams
 from attnphase.theory import overlaps as ge
-from attnphase.theory.general.channel import GeneralChannel
-from attnphase.theory.l2.channel import ChannelIntegrator
-from attnphase.theory.l2.prox import prox
+from attnphase.theory.qmc.channel import QMCChannel
+from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
+from attnphase.theory.gauss_hermite.prox import prox
 
 P = ModelParams()
 GENERAL_MOMENTS = ("ff", "Ma", "yf", "fxi", "M", "ell_prox", "ell_free")
@@ -40,7 +40,7 @@ def test_general_channel_global_prox_kernel():
     )
     kw = dict(C=P.C_array, sigma=P.sigma, omega=P.omega, A=P.A_array)
     one, two = (
-        on_threads(n, lambda: GeneralChannel(P.L, 1, 1, 512, 3).moments(o, **kw)) for n in (1, 2)
+        on_threads(n, lambda: QMCChannel(P.L, 1, 1, 512, 3).moments(o, **kw)) for n in (1, 2)
     )
     for k in GENERAL_MOMENTS:
         assert np.allclose(getattr(one, k), getattr(two, k), rtol=1e-12, atol=1e-15), k

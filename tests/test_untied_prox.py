@@ -16,7 +16,7 @@ from scipy.optimize import minimize
 from attnphase.params import Untied
 from attnphase.prox import global_prox
 from attnphase.prox.kernel import derivatives, objective
-from attnphase.theory.general.channel import attention
+from attnphase.theory.qmc.channel import attention
 
 STEP = 1e-5
 

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from attnphase import QMC, ModelParams, Untied, solve
 from attnphase.cli import app
 from attnphase.sim import SimConfig, simulate
-from attnphase.theory.general.engine import make_channels, solve_qmc, start_overlaps
+from attnphase.theory.qmc.engine import make_channels, solve_qmc, start_overlaps
 
 
 def test_untied_theory_refuses_what_it_does_not_solve():

@@ -20,8 +20,8 @@ from ..theory import (
     Method,
     learning_curves,
 )
-from ..theory.general.engine import GENERAL_BRANCHES, MIXTURE_BRANCH, check_variant
-from ..theory.l2.engine import BRANCHES as EXACT_BRANCHES
+from ..theory.qmc.engine import QMC_BRANCHES, MIXTURE_BRANCH, check_variant
+from ..theory.gauss_hermite.engine import BRANCHES as EXACT_BRANCHES
 from ..theory.method import exact_refusal
 from .app import app
 from .common import (
@@ -158,7 +158,7 @@ def theory(
             raise UsageError(
                 "--stability: measured for the tied model only, not with --untied or --clusters"
             )
-        valid = EXACT_BRANCHES if isinstance(method, GaussHermite) else GENERAL_BRANCHES
+        valid = EXACT_BRANCHES if isinstance(method, GaussHermite) else QMC_BRANCHES
         if mixture is not None:
             valid = (*valid, MIXTURE_BRANCH)
         if untied:

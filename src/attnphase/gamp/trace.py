@@ -1,7 +1,7 @@
 """The state evolution of a GAMP run, iteration by iteration (THEORY.md §7.2-§7.3, §8).
 
-The overlap map o -> overlaps(hats(o)) of the general engine (`GeneralMap.evaluate` on a
-`GeneralChannel`: randomised QMC with antithetic points, the global prox of the state
+The overlap map o -> overlaps(hats(o)) of the general engine (`QMCMap.evaluate` on a
+`QMCChannel`: randomised QMC with antithetic points, the global prox of the state
 evolution; any L, r, t) is iterated from GAMP's overlaps at some iterate, on a few independent
 scramblings: the trace is their mean and its standard error per iterate. Unlike the engine's
 fixed-point solver nothing is pinned and no frame is imposed (no `canonical`, no column signs),
@@ -23,8 +23,8 @@ import numpy as np
 from ..params import ModelParams, check_int, check_positive
 from ..theory import QMC
 from ..theory import overlaps as ge
-from ..theory.general.channel import attention, target_matrix
-from ..theory.general.engine import GeneralMap, _Layout, admissible, make_channels
+from ..theory.qmc.channel import attention, target_matrix
+from ..theory.qmc.engine import QMCMap, _Layout, admissible, make_channels
 from .algorithm import check_damping
 from .result import GampResult, plain
 
@@ -72,7 +72,7 @@ def free_test_error(channel, o: ge.MatrixOverlaps, p: ModelParams) -> float:
     return float(0.5 * p.sigma**2 * ((attention(w) - T) ** 2).sum((-1, -2)).mean())
 
 
-def _trajectory(fmap: GeneralMap, layout: _Layout, start, iterations, damping, p):
+def _trajectory(fmap: QMCMap, layout: _Layout, start, iterations, damping, p):
     """Iterates of the (damped) map on one scrambling until `iterations` or the map is
     undefined: (packed overlaps, test errors, status)."""
     xs, errs = [layout.pack(start)], [free_test_error(fmap.channel, start, p)]
@@ -127,7 +127,7 @@ def state_evolution_trace(
     layout = _Layout(p.rank, p.K, p.teacher_rank)
     keep = np.ones(layout.pack(start).size)
     runs = [
-        _trajectory(GeneralMap(alpha, p, ch, keep), layout, start, iterations, damping, p)
+        _trajectory(QMCMap(alpha, p, ch, keep), layout, start, iterations, damping, p)
         for ch in make_channels(p, QMC(points, randomisations, seed))
     ]
     length = min(len(xs) for xs, _, _ in runs)

@@ -158,7 +158,7 @@ def check_names(kind: str, names) -> None:
 def _defaults(kind: str) -> dict[str, Any]:
     if kind == "theory":
         from ..theory import GaussHermite
-        from ..theory.l2.engine import solve_exact
+        from ..theory.gauss_hermite.engine import solve_exact
 
         sig = inspect.signature(solve_exact).parameters
         out = {f.name: f.default for f in dataclasses.fields(ModelParams) if f.name in MODEL_FIELDS}
@@ -352,8 +352,8 @@ def _validate_theory(p: dict) -> None:
     filled in). Options of the other method must stay at their defaults; with clusters = 1 the
     mixture's label_correlation and cluster_norm are stored as their defaults."""
     from ..theory import BRANCHES
-    from ..theory.general.engine import check_variant
-    from ..theory.l2.engine import BRANCHES as EXACT_BRANCHES
+    from ..theory.qmc.engine import check_variant
+    from ..theory.gauss_hermite.engine import BRANCHES as EXACT_BRANCHES
 
     if p["method"] not in THEORY_METHODS:
         raise ValueError(f"method must be one of {THEORY_METHODS}, got {p['method']!r}")

@@ -2,8 +2,8 @@
 integration method in, `TheoryResult` records out, whichever channel integrates it.
 
 The channel is chosen by the method: `GaussHermite` is the exact L = 2 channel
-(`theory.l2`: closed-form 2 x 2 prox on a Gauss-Hermite grid, THEORY.md §2-§6), `QMC` the
-general channel (`theory.general`: any L, ranks, encodings and variant, THEORY.md §7).
+(`theory.gauss_hermite`: closed-form 2 x 2 prox on a Gauss-Hermite grid, THEORY.md §2-§6), `QMC` the
+general channel (`theory.qmc`: any L, ranks, encodings and variant, THEORY.md §7).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from typing import TypedDict
 
 from ..params import ModelParams, check_positive
-from .general.engine import qmc_curve, solve_qmc
-from .l2.engine import exact_curve, solve_exact
+from .qmc.engine import qmc_curve, solve_qmc
+from .gauss_hermite.engine import exact_curve, solve_exact
 from .method import QMC, GaussHermite, Method, resolve_method
 from .overlaps import MatrixOverlaps
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult

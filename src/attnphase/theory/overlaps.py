@@ -1,8 +1,8 @@
 """The state-evolution equations of THEORY.md §7.2-§7.4 for any L, r, t and encodings C.
 
 Pure functions of matrices (numpy). Shapes: q, V, qhat, Vhat: r x r; M, Mhat: K x r;
-theta, thetahat: t x r; rho = sigma^2 I_t. `GeneralMoments` holds the channel expectations
-(computed by `attnphase.theory.general.channel`); the L=2, r=t=K=1 case is §3-§4 exactly.
+theta, thetahat: t x r; rho = sigma^2 I_t. `MatrixMoments` holds the channel expectations
+(computed by `attnphase.theory.qmc.channel`); the L=2, r=t=K=1 case is §3-§4 exactly.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class MatrixHats:
 
 
 @dataclass(frozen=True)
-class GeneralMoments:
+class MatrixMoments:
     """Channel expectations at one point, summed over tokens l (names of THEORY.md §7):
     ff = sum E[f_l f_l^T] (r x r); Ma = E[Mc sum_l C_l a_l^T] (K x r, Stein form of E[C^T F]);
     yf = sum E[y_l f_l^T] (t x r); fxi = sum E[f_l xi_l^T]
@@ -60,7 +60,7 @@ def teacher_covariance(o: MatrixOverlaps, rho: np.ndarray) -> np.ndarray:
     return rho - o.theta @ np.linalg.solve(o.q, o.theta.T)
 
 
-def hats(m: GeneralMoments, o: MatrixOverlaps, *, alpha: float, rho: np.ndarray) -> MatrixHats:
+def hats(m: MatrixMoments, o: MatrixOverlaps, *, alpha: float, rho: np.ndarray) -> MatrixHats:
     """§7.2 with the forms of §7.6: direct qhat, thetahat, Vhat; Stein Mhat."""
     qhat = alpha * m.ff  # qhat = alpha sum_l E[f_l f_l^T]
     Mhat = -alpha * m.Ma  # Mhat = alpha C^T E[F] = -alpha E[Mc sum_l C_l a_l^T]
@@ -105,7 +105,7 @@ def free_entropy(
     rho: np.ndarray,
 ) -> float:
     """Phi of §7.4 (training loss R/d = -Phi at a fixed point); envelope = E[M], the channel's
-    Moreau envelope including the teacher-only part (`GeneralMoments.M`)."""
+    Moreau envelope including the teacher-only part (`MatrixMoments.M`)."""
     s2 = sigma**2
     inner = s2 * h.qhat + h.Mhat.T @ h.Mhat + s2 * h.thetahat.T @ rho @ h.thetahat
     Ainv = np.linalg.inv(prior_matrix(h, sigma=sigma, lam=lam))
@@ -120,12 +120,12 @@ def free_entropy(
 
 
 def train_loss_identity(
-    o: MatrixOverlaps, m: GeneralMoments, *, alpha: float, sigma: float, lam: float
+    o: MatrixOverlaps, m: MatrixMoments, *, alpha: float, sigma: float, lam: float
 ) -> float:
     """alpha E[ell(h_hat; h*)] + lambda tr(q)/(2 sigma^2), equal to -Phi at a fixed point."""
     return float(alpha * m.ell_prox + lam * np.trace(o.q) / (2.0 * sigma**2))
 
 
-def test_error(m: GeneralMoments) -> float:
+def test_error(m: MatrixMoments) -> float:
     """eps_g = sigma^2/2 E|S(w) - T(h*)|^2 at the un-proxed fields (§7.4)."""
     return float(m.ell_free)

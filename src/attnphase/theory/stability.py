@@ -36,7 +36,7 @@ from .overlaps import MatrixOverlaps, sym_sqrt
 from .result import TheoryResult, plain_value
 
 if TYPE_CHECKING:
-    from .general.channel import GeneralChannel
+    from .qmc.channel import QMCChannel
 
 JUMP_RADIUS = 0.1  # in units of the standard Gaussian xi of the student field
 DISTINCT = 1e-4  # relative distance above which two prox minimisers are different minima
@@ -97,7 +97,7 @@ def jump_distances(
 
 
 def channel_stability(
-    channel: GeneralChannel, o: MatrixOverlaps, alpha: float, p: ModelParams
+    channel: QMCChannel, o: MatrixOverlaps, alpha: float, p: ModelParams
 ) -> tuple[float, float, np.ndarray]:
     """(lambda_rep, jump mass, Vhat_smooth (r x r)) on one scrambling's points, at the overlaps
     o of its fixed point."""
@@ -106,7 +106,7 @@ def channel_stability(
     from ..gamp.equations import output_jacobian_blocks
     from ..prox import global_prox, prox_jacobian
     from ..softmax_loss import loss_derivatives
-    from .general.channel import target_matrix
+    from .qmc.channel import target_matrix
 
     C = np.asarray(p.encodings, dtype=float)
     A = np.asarray(p.A, dtype=float)
@@ -164,7 +164,7 @@ def _objective(h, w, Vinv, K, Cm, c) -> np.ndarray:
 
 
 def stability(
-    channels: list[GeneralChannel], overlaps: list[MatrixOverlaps], alpha: float, p: ModelParams
+    channels: list[QMCChannel], overlaps: list[MatrixOverlaps], alpha: float, p: ModelParams
 ) -> Stability:
     """THEORY §9 at a fixed point: each scrambling's channel at its own fixed point's overlaps,
     averaged, with the standard error over scramblings."""
@@ -195,7 +195,7 @@ def with_stability(
     fixed point; a Gauss-Hermite result on `randomisations` scramblings of `points` Sobol points
     of the QMC channel (defaults: `QMC()`'s). An unconverged result is returned unchanged (NaN).
     """
-    from .general.engine import make_channels
+    from .qmc.engine import make_channels
 
     p = result.params
     if not p.is_tied_gaussian:

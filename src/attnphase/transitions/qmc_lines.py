@@ -33,8 +33,8 @@ import numpy as np
 from ..baseline import linear_test_error_qmc
 from ..params import ModelParams, check_int
 from ..theory import QMC
-from ..theory.general.channel import GeneralChannel
-from ..theory.general.engine import GeneralMap, _Layout, _observables, qmc_curve
+from ..theory.qmc.channel import QMCChannel
+from ..theory.qmc.engine import QMCMap, _Layout, _observables, qmc_curve
 from ..theory.iterate import InadmissibleStep
 from .continuation import LinePoint
 from .lines import LINES, SCAN_NUM, line_follower, parameter_path
@@ -57,15 +57,15 @@ def order_index(layout: _Layout, branch: str) -> int:
 
 
 class ScramblingBranchMap(CachedBranchMap):
-    """G(x; alpha) = SE(x) - x of the QMC channel on one scrambling (`GeneralMap`: the
+    """G(x; alpha) = SE(x) - x of the QMC channel on one scrambling (`QMCMap`: the
     pinned components of `free_overlaps` stay at zero), on the branch's free components, with
     the training loss -Phi and the test error eps_g at x (`engine._observables`).
 
     The prox of every point starts from fixed guesses and from the map's own previous
-    minimisers (`GeneralChannel`); the channel's warm start is swapped in and out per map, so
+    minimisers (`QMCChannel`); the channel's warm start is swapped in and out per map, so
     that maps of two branches on one scrambling do not start each other's proxes."""
 
-    def __init__(self, branch: str, p: ModelParams, channel: GeneralChannel):
+    def __init__(self, branch: str, p: ModelParams, channel: QMCChannel):
         layout = _Layout(p.rank, p.K, p.teacher_rank)
         self.keep = layout.mask(branch)
         super().__init__(branch, self.keep, order_index(layout, branch))
@@ -82,7 +82,7 @@ class ScramblingBranchMap(CachedBranchMap):
         if float(np.abs(x[self._order]).max()) < self.on_branch:
             what = "theta" if self.branch == "semantic" else "M"
             raise OffDomain(f"{self.branch} branch collapsed ({what} -> 0)")
-        fmap = GeneralMap(alpha, self.p, self.channel, self.keep)
+        fmap = QMCMap(alpha, self.p, self.channel, self.keep)
         self.channel._warm = self._warm
         try:
             fx, (h, m) = fmap.step(x)
@@ -113,13 +113,13 @@ class ScramblingLines:
         if not 0 <= k < method.randomisations:
             raise ValueError(f"k must be a scrambling in [0, {method.randomisations}), got {k!r}")
         self.k = int(k)
-        self._channel: GeneralChannel | None = None
+        self._channel: QMCChannel | None = None
 
-    def channel(self, p: ModelParams) -> GeneralChannel:
+    def channel(self, p: ModelParams) -> QMCChannel:
         """The scrambling's points (made at the first call; L, r, t are the same along a
         path)."""
         if self._channel is None:
-            self._channel = GeneralChannel(
+            self._channel = QMCChannel(
                 p.L, p.rank, p.teacher_rank, self.method.points, self.method.seed + self.k
             )
         return self._channel

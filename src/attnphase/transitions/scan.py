@@ -27,8 +27,8 @@ import numpy as np
 from ..baseline import linear_test_error_qmc
 from ..params import ModelParams
 from ..theory import QMC, GaussHermite, NonConvergenceWarning, learning_curve, solve
-from ..theory.general.channel import GeneralChannel
-from ..theory.general.engine import Solution, make_channels, qmc_curve, solve_one
+from ..theory.qmc.channel import QMCChannel
+from ..theory.qmc.engine import Solution, make_channels, qmc_curve, solve_one
 from .record import Transitions
 from .roots import bracket_sign_changes, refine_or_interpolate
 
@@ -90,7 +90,7 @@ class ScramblingReplica(Replica):
     """Scrambling k of a QMC method: the grid's fixed points are that scrambling's `Solution`s
     of curves solved on all scramblings at once (`curves`)."""
 
-    def __init__(self, p: ModelParams, channel: GeneralChannel, k: int, curves: dict):
+    def __init__(self, p: ModelParams, channel: QMCChannel, k: int, curves: dict):
         self.p, self.channel, self.k, self.curves = p, channel, k, curves
 
     def curve(self, alphas, branch):

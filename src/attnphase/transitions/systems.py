@@ -21,9 +21,9 @@ import numpy as np
 
 from ..params import ModelParams
 from ..theory.iterate import InadmissibleStep
-from ..theory.l2 import equations as eq
-from ..theory.l2.channel import ChannelIntegrator
-from ..theory.l2.engine import _admissible, _Engine, pinned_overlaps
+from ..theory.gauss_hermite import equations as eq
+from ..theory.gauss_hermite.channel import ChannelIntegrator
+from ..theory.gauss_hermite.engine import _admissible, _Engine, pinned_overlaps
 from .newton import OffDomain, fd_jacobian
 
 ON_BRANCH = 1e-5  # |theta| (semantic) or |m| (positional) below this: collapsed to trivial

@@ -21,7 +21,7 @@ import numpy as np
 from ...params import check_int
 from ..overlaps import MatrixOverlaps, sym_sqrt, teacher_covariance
 from ..result import TheoryResult
-from .channel import GeneralChannel, attention, target_matrix
+from .channel import QMCChannel, attention, target_matrix
 
 
 def positional_output_correction(
@@ -43,7 +43,7 @@ def positional_output_correction(
     v = result.values
     o = MatrixOverlaps(q=v["q"], M=v["M"], theta=v["theta"], V=v["V"])
     s2, C, A = p.sigma**2, p.C_array, p.A_array
-    ch = GeneralChannel(p.L, p.rank, p.teacher_rank, points, seed)
+    ch = QMCChannel(p.L, p.rank, p.teacher_rank, points, seed)
     w, hstar = ch.fields(o, C, p.sigma)
     a = s2 * sym_sqrt(o.q, -0.5) @ o.M.T  # Cov(xi, z): r x K
     gamma = teacher_covariance(o, s2 * np.eye(p.teacher_rank))

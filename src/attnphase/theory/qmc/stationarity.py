@@ -20,7 +20,7 @@ import numpy as np
 
 from ...params import ModelParams
 from .. import overlaps as ge
-from .channel import GeneralChannel
+from .channel import QMCChannel
 
 # (overlap, hat, factor): hat = factor * alpha * dE[M]/d(overlap)
 _PAIRS = (("q", "Vhat", 2.0), ("V", "qhat", -2.0), ("M", "Mhat", -1.0), ("theta", "thetahat", -1.0))
@@ -55,7 +55,7 @@ def _directions(name: str, shape: tuple[int, int]):
 
 
 class _ModelInputs(TypedDict):
-    """The model's keyword arguments of `GeneralChannel.moments`."""
+    """The model's keyword arguments of `QMCChannel.moments`."""
 
     C: np.ndarray
     sigma: float
@@ -67,7 +67,7 @@ def check_stationarity(
     alpha: float,
     p: ModelParams,
     o: ge.MatrixOverlaps,
-    channel: GeneralChannel,
+    channel: QMCChannel,
     *,
     step: float = 1e-4,
 ) -> StationarityCheck:

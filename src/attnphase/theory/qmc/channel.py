@@ -16,7 +16,7 @@ import numpy as np
 from scipy.stats import norm, qmc
 
 from ...params import TIED, Mixture, Untied, Variant
-from ..overlaps import GeneralMoments, MatrixOverlaps, sym_sqrt, teacher_covariance
+from ..overlaps import MatrixMoments, MatrixOverlaps, sym_sqrt, teacher_covariance
 from .mixture import label_law, mixture_encodings
 
 PROBE = 64  # coarse-search points of the prox (THEORY.md §8.1; tests/test_globalprox.py)
@@ -47,7 +47,7 @@ def target_matrix(hstar: np.ndarray, omega: float, A: np.ndarray) -> np.ndarray:
     return (1.0 - omega) * attention(hstar) + omega * A
 
 
-class GeneralChannel:
+class QMCChannel:
     """Expectations over the fixed points of one scrambling, for L tokens, ranks r and t,
     encodings C (L x K) and token variance sigma^2. r is the width of the student field:
     untied (docs/theory-untied.md) it is 2 r_Q, the query fields then the key fields. A
@@ -140,7 +140,7 @@ class GeneralChannel:
         sigma: float,
         omega: float,
         A: np.ndarray,
-    ) -> GeneralMoments:
+    ) -> MatrixMoments:
         """All expectations of §7.2-§7.4 at the overlaps o (averages over the points)."""
         import torch  # the prox takes tensors; loaded on first use, not with attnphase
 
@@ -173,7 +173,7 @@ class GeneralChannel:
         score = self.xi @ sym_sqrt(o.q, -0.5) - self.y @ gamma_isqrt @ o.theta @ np.linalg.inv(o.q)
         Mc = env - cst  # a function of h* alone integrates to zero against the score
         wt, u = self.weights, self.variant  # the points' weights (label law / points)
-        return GeneralMoments(
+        return MatrixMoments(
             ff=np.einsum("n,nlr,nls->rs", wt, f, f),
             Ma=np.einsum("n,nlk,nlr->kr", wt * Mc, enc, score),
             yf=np.einsum("n,nlt,nlr->tr", wt, self.y, f),

@@ -23,10 +23,10 @@ from .. import overlaps as ge
 from ..iterate import InadmissibleStep, StageOptions, iterate
 from ..method import QMC
 from ..result import HAT_KEYS, OVERLAP_KEYS, TheoryResult
-from .channel import GeneralChannel
+from .channel import QMCChannel
 from .mixture import cluster_overlaps
 
-GENERAL_BRANCHES = ("semantic", "positional", "trivial", "mixed")
+QMC_BRANCHES = ("semantic", "positional", "trivial", "mixed")
 MIXTURE_BRANCH = "clustered"  # correlated tokens: aligned with the cluster means, not the positions
 COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
 # damping of the cold stage: the undamped map's multipliers (THEORY.md §8.1) bound the step
@@ -97,7 +97,7 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
         theta[0, 0] = 0.35 * p.sigma**2 / 0.25
         M[0, 1] = 0.2
     elif branch != "trivial":
-        raise ValueError(f"branch must be one of {GENERAL_BRANCHES}, got {branch!r}")
+        raise ValueError(f"branch must be one of {QMC_BRANCHES}, got {branch!r}")
     return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=14.575 * np.eye(r))
 
 
@@ -143,7 +143,7 @@ def free_overlaps(
         M[:K] = 0.0
         return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=V)
     M = np.ones((K + means, r))
-    if branch in GENERAL_BRANCHES:
+    if branch in QMC_BRANCHES:
         M[K:] = 0.0
     if branch in ("semantic", "trivial"):
         M[:] = 0.0
@@ -280,10 +280,10 @@ def admissible(o: ge.MatrixOverlaps, rho: np.ndarray) -> bool:
         return False
 
 
-class GeneralMap:
+class QMCMap:
     """x -> pack(overlaps(hats(moments(unpack(x))))) at fixed alpha, pinned parts held at 0."""
 
-    def __init__(self, alpha: float, p: ModelParams, channel: GeneralChannel, keep: np.ndarray):
+    def __init__(self, alpha: float, p: ModelParams, channel: QMCChannel, keep: np.ndarray):
         self.alpha, self.p, self.channel, self.keep = alpha, p, channel, keep
         self.variant = channel.variant
         self.lam = ridge(p)
@@ -296,7 +296,7 @@ class GeneralMap:
     def admissible(self, x: np.ndarray) -> bool:
         return admissible(self.layout.unpack(x), self.rho)
 
-    def evaluate(self, o: ge.MatrixOverlaps) -> tuple[ge.MatrixHats, ge.GeneralMoments]:
+    def evaluate(self, o: ge.MatrixOverlaps) -> tuple[ge.MatrixHats, ge.MatrixMoments]:
         p = self.p
         m = self.channel.moments(o, C=p.C_array, sigma=p.sigma, omega=p.omega, A=p.A_array)
         return ge.hats(m, o, alpha=self.alpha, rho=self.rho), m
@@ -323,7 +323,7 @@ def collapsed(layout: _Layout, x: np.ndarray, branch: str) -> bool:
     return block is not None and float(np.abs(x[block]).max()) < COLLAPSED
 
 
-def defined_start(fmap: GeneralMap, x: np.ndarray, layout: _Layout, tries: int = 6) -> np.ndarray:
+def defined_start(fmap: QMCMap, x: np.ndarray, layout: _Layout, tries: int = 6) -> np.ndarray:
     """A cold start where the map is defined: q doubled until lambda I + sigma^2 Vhat is positive
     definite there. With q small the fields sit where the loss is concave on average and Vhat < 0
     (measured at L=3, omega 0.3, start q = 0.02: from alpha 1.5 on the trivial manifold and at
@@ -351,7 +351,7 @@ class Solution:
     status: str
 
 
-def mean_multiplier(fmap: GeneralMap, o: ge.MatrixOverlaps) -> float:
+def mean_multiplier(fmap: QMCMap, o: ge.MatrixOverlaps) -> float:
     """The largest real part of the eigenvalues of the map's Jacobian in the mean rows m_mu
     at a fixed point on m_mu = 0 (by finite differences of MEAN_STEP). m_mu decouples there at
     linear order (the label permutations act on m_mu alone), so these are eigenvalues of the
@@ -385,9 +385,9 @@ def solve_one(
     p: ModelParams,
     start: ge.MatrixOverlaps,
     branch: str,
-    channel: GeneralChannel,
+    channel: QMCChannel,
     *,
-    coarse: GeneralChannel | None = None,
+    coarse: QMCChannel | None = None,
     tol: float = 1e-5,
     damping: float = 0.5,
     anderson: int = 3,
@@ -400,7 +400,7 @@ def solve_one(
     layout = _Layout(channel.r, p.K, p.teacher_rank, variant)
     keep = layout.mask(branch)
     x = layout.pack(canonical(start, variant)) * keep
-    fine = GeneralMap(alpha, p, channel, keep)
+    fine = QMCMap(alpha, p, channel, keep)
     kw: StageOptions = {"admissible": fine.admissible, "damping": damping, "max_iter": max_iter}
     iterations = 0
     if coarse is not None:
@@ -409,7 +409,7 @@ def solve_one(
         # alpha 0.8 the positional branch is lost on 128 points for a quarter of the
         # scramblings and on 1024 points for none of 20): only they can tell a collapse.
         for stage in (coarse, channel):
-            rough = GeneralMap(alpha, p, stage, keep)
+            rough = QMCMap(alpha, p, stage, keep)
             damped: StageOptions = {
                 **kw,
                 "damping": COARSE_DAMPING.get(branch, COARSE_DAMPING_DEFAULT),
@@ -424,14 +424,14 @@ def solve_one(
             x = layout.pack(oriented(layout.unpack(pre.x), pre.aux[0], variant)[0]) * keep
             if not pre.converged and collapsed(layout, x, branch):
                 keep = layout.mask("trivial")
-                x, fine = x * keep, GeneralMap(alpha, p, channel, keep)
+                x, fine = x * keep, QMCMap(alpha, p, channel, keep)
     rep = iterate(fine.step, x, tol=tol, anderson=anderson, **kw)
     iterations += rep.iterations
     if not rep.converged and rep.aux is not None and collapsed(layout, rep.x, branch):
         # the branch's order parameter decays geometrically to zero, which a relative
         # convergence test never accepts: finish on the trivial manifold
         keep = layout.mask("trivial")
-        fine = GeneralMap(alpha, p, channel, keep)
+        fine = QMCMap(alpha, p, channel, keep)
         rep = iterate(fine.step, rep.x * keep, tol=tol, anderson=anderson, **kw)
         iterations += rep.iterations
     if rep.aux is None or not (rep.converged or rep.status == "maximum iterations reached"):
@@ -440,7 +440,7 @@ def solve_one(
     o, h = oriented(layout.unpack(rep.x), h, variant)
     observables = _observables(o, h, m, alpha, p, ridge(p))
     if p.mixture is not None:
-        fmap = GeneralMap(alpha, p, channel, layout.free_means(keep))
+        fmap = QMCMap(alpha, p, channel, layout.free_means(keep))
         observables["mean_multiplier"] = mean_multiplier(fmap, o)
     return Solution(o, h, observables, rep.converged, iterations, rep.residuals, rep.status)
 
@@ -476,12 +476,12 @@ def check_variant(p: ModelParams) -> None:
         p.mixture.check_length(p.L)
 
 
-def make_channels(p: ModelParams, method: QMC) -> list[GeneralChannel]:
+def make_channels(p: ModelParams, method: QMC) -> list[QMCChannel]:
     """`method.randomisations` independent scramblings (seeds seed, seed + 1, ...) of
     `method.points` points."""
     width = field_width(p)
     return [
-        GeneralChannel(p.L, width, p.teacher_rank, method.points, method.seed + k, p.variant)
+        QMCChannel(p.L, width, p.teacher_rank, method.points, method.seed + k, p.variant)
         for k in range(method.randomisations)
     ]
 
@@ -497,7 +497,7 @@ def solve_qmc(
     damping: float = 0.5,
     anderson: int = 3,
     max_iter: int = 200,
-    channels: list[GeneralChannel] | None = None,
+    channels: list[QMCChannel] | None = None,
     coarse_from: QMC | None = None,
 ) -> TheoryResult:
     """One fixed point of the general state evolution at alpha, on `method.randomisations`
@@ -524,7 +524,7 @@ def solve_qmc(
         coarse = None
         if cold and k == 0:
             stage = coarse_from if coarse_from is not None else method
-            coarse = GeneralChannel(
+            coarse = QMCChannel(
                 p.L,
                 field_width(p),
                 p.teacher_rank,
@@ -579,7 +579,7 @@ def qmc_curve(
     *,
     tol: float = 1e-5,
     progress: bool = False,
-    channels: list[GeneralChannel] | None = None,
+    channels: list[QMCChannel] | None = None,
 ) -> list[TheoryResult]:
     """Follow one branch along alpha (results in the order of alphas): the same points and
     prox warm starts throughout (common random numbers, so differences between alphas and

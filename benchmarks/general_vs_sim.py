@@ -56,8 +56,8 @@ import torch
 from attnphase.params import ModelParams
 from attnphase.sim import SimConfig, simulate
 from attnphase.theory import QMC, TheoryResult, solve
-from attnphase.theory.qmc.finite_d import positional_output_correction
 from attnphase.theory.overlaps import MatrixOverlaps
+from attnphase.theory.qmc.finite_d import positional_output_correction
 
 A3 = ((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6))
 L3 = ModelParams(A=A3)

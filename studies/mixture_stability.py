@@ -23,8 +23,8 @@ import argparse
 import dataclasses
 
 from attnphase import QMC, Mixture, ModelParams, solve
-from attnphase.theory.qmc.engine import QMCMap, _Layout, make_channels
 from attnphase.theory.iterate import iterate
+from attnphase.theory.qmc.engine import QMCMap, _Layout, make_channels
 
 
 def pull(fmap: QMCMap, layout: _Layout, o, m0: float) -> str:
@@ -78,9 +78,7 @@ def main() -> None:
                 for norm in floats(args.norms):
                     pm = dataclasses.replace(p, variant=Mixture(2, rho, norm))
                     channels = make_channels(pm, QMC(args.points, 1))
-                    fmap = QMCMap(
-                        alpha, pm, channels[0], layout.free_means(layout.mask(branch))
-                    )
+                    fmap = QMCMap(alpha, pm, channels[0], layout.free_means(layout.mask(branch)))
                     M = o.M.copy()
                     M[1, 0] = args.eps
                     fx, _ = fmap.step(layout.pack(dataclasses.replace(o, M=M)))

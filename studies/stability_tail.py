@@ -19,8 +19,8 @@ import numpy as np
 import torch
 
 from attnphase import ModelParams, solve
-from attnphase.theory.qmc.channel import QMCChannel
 from attnphase.theory.overlaps import MatrixOverlaps
+from attnphase.theory.qmc.channel import QMCChannel
 from attnphase.theory.stability import channel_stability
 
 
@@ -40,8 +40,7 @@ def main() -> None:
     for n in (8192, 32768, 131072):
         t0 = time.perf_counter()
         rows = [
-            channel_stability(QMCChannel(2, 1, 1, n, 100 + s), o, args.alpha, p)
-            for s in range(8)
+            channel_stability(QMCChannel(2, 1, 1, n, 100 + s), o, args.alpha, p) for s in range(8)
         ]
         lam = np.array([row[0] for row in rows])
         jump = np.array([row[1] for row in rows])

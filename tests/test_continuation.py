@@ -127,7 +127,8 @@ def test_the_semantic_branch_ends_where_the_trivial_point_loses_stability():
     import warnings
 
     from attnphase import GaussHermite, ModelParams, solve
-    from attnphase.transitions.lines import GaussHermiteLines, parameter_path, transition_lines
+    from attnphase.transitions.gauss_hermite_lines import GaussHermiteLines
+    from attnphase.transitions.lines import parameter_path, transition_lines
 
     p = ModelParams()
     (end,) = transition_lines(p, [0.3], names=["spinodal_semantic"])["spinodal_semantic"]
@@ -170,7 +171,7 @@ class SyntheticFold:
 def test_fold_follower_finds_the_minimum_of_alpha_t_along_s():
     from scipy.optimize import minimize_scalar
 
-    from attnphase.transitions.continuation import FoldFollower
+    from attnphase.transitions.folds import FoldFollower
 
     follower = FoldFollower(
         lambda s, t: SyntheticFold(s, t), 1.0, 0.13, np.array([1.0]), alpha_window=(0.1, 5.0)
@@ -186,7 +187,7 @@ def test_fold_follower_finds_the_minimum_of_alpha_t_along_s():
 
 
 def test_fold_on_reports_a_bifurcation_when_alpha_decreases_to_t_zero():
-    from attnphase.transitions.continuation import BIFURCATION_T, fold_on
+    from attnphase.transitions.folds import BIFURCATION_T, fold_on
 
     fold = fold_on(lambda t: SyntheticFold(0.0, t, c=0.0, t_star=0.0), np.array([1.0]), 0.05, 1.0)
     assert fold.status == "converged (bifurcation, t -> 0)"
@@ -195,7 +196,7 @@ def test_fold_on_reports_a_bifurcation_when_alpha_decreases_to_t_zero():
 
 
 def test_a_positional_fold_is_a_maximum_and_ends_outside_the_window():
-    from attnphase.transitions.continuation import FoldFollower
+    from attnphase.transitions.folds import FoldFollower
 
     class Upside(SyntheticFold):
         def alpha(self, t):
@@ -291,7 +292,8 @@ def test_the_l2_alpha_c_corrector_stops_at_the_jump_next_to_its_root_at_omega_01
     evaluations, alpha moved by < 1e-9; bounds 60 evaluations and 1e-7 (alpha_c's error at
     this order is ~1e-3)."""
     from attnphase import GaussHermite, ModelParams
-    from attnphase.transitions.lines import GaussHermiteLines, parameter_path
+    from attnphase.transitions.gauss_hermite_lines import GaussHermiteLines
+    from attnphase.transitions.lines import parameter_path
 
     system = GaussHermiteLines(parameter_path(ModelParams()), GaussHermite()).crossing(0.12)
     z = np.array(Z_ALPHA_C_012)

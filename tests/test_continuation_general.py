@@ -1,6 +1,6 @@
-"""Transition lines of the general engine by continuation (issue 12): its branch map against the
-engine's own fixed points, lines that end with a reason, and (slow) the lines at L = 2 against
-the exact L=2 engine's, and at L = 3."""
+"""Transition lines with QMC integration by continuation: its branch map against the QMC
+channel's own fixed points, lines that end with a reason, and (slow) the lines at L = 2 against
+the Gauss-Hermite lines, and at L = 3."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import pytest
 
 from attnphase.params import ModelParams
 from attnphase.theory import QMC
-from attnphase.theory.qmc.engine import _Layout, make_channels, solve_qmc
 from attnphase.theory.overlaps import MatrixOverlaps
+from attnphase.theory.qmc.engine import _Layout, make_channels, solve_qmc
 from attnphase.transitions.continuation import LineFollower, LinePoint
 from attnphase.transitions.lines import parameter_path, transition_lines
 from attnphase.transitions.newton import OffDomain
-from attnphase.transitions.qmc_lines import (
+from attnphase.transitions.scrambling_lines import (
+    LINE_METHOD,
     ScramblingBranchMap,
     ScramblingLines,
     combine,
-    qmc_transition_lines,
 )
 
 SOLVER_TOL = 1e-5  # solve_one's convergence test: max_i |G_i| / (|x_i| + 1e-8) <= tol
@@ -103,9 +103,9 @@ def test_a_line_ends_with_its_reason_and_the_mean_over_scramblings_says_why():
 def test_general_lines_reject_unknown_names_and_bad_windows():
     p = ModelParams(omega=0.3)
     with pytest.raises(ValueError, match="names"):
-        qmc_transition_lines(p, [0.3], names=("alpha_x",))
+        transition_lines(p, [0.3], method=LINE_METHOD, names=("alpha_x",))
     with pytest.raises(ValueError, match="alpha_min"):
-        qmc_transition_lines(p, [0.3], alpha_min=2.0, alpha_max=1.0)
+        transition_lines(p, [0.3], method=LINE_METHOD, alpha_min=2.0, alpha_max=1.0)
     with pytest.raises(ValueError, match="scrambling"):
         ScramblingLines(parameter_path(p), QMC(FAST_POINTS, 2), 2)
 
@@ -119,7 +119,7 @@ def test_general_lines_at_l2_agree_with_the_exact_engines_lines():
     2-dof error estimate while a bias of 0.02 (a wrong observable or branch) fails."""
     p = ModelParams(omega=0.3)
     omegas, names, window = [0.3, 0.35], ("alpha_c", "alpha_l"), (1.0, 2.0)
-    general = qmc_transition_lines(
+    general = transition_lines(
         p,
         omegas,
         method=QMC(2048, 3),
@@ -148,7 +148,7 @@ def test_l3_alpha_c_line_continues_from_the_scan_value():
     2048`, 4 scramblings, the first two the same as here) within three combined errors."""
     A = [[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]
     p = ModelParams(omega=0.3, A=A)
-    line = qmc_transition_lines(
+    line = transition_lines(
         p,
         [0.3, 0.32],
         method=QMC(2048, 2),

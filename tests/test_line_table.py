@@ -131,3 +131,46 @@ def test_alpha_l_below_alpha_c_becomes_the_jump_at_alpha_c():
     assert out["alpha_l"].tolist()[:2] == [0.9, 1.4] and out["alpha_l_err"][0] == 1e-3
     assert out["alpha_l_status"][0].startswith("converged (= alpha_c")
     assert out["alpha_l"][2] == 1.0 and out["alpha_l_status"][1] == "converged"
+
+
+def test_qmc_lines_run_on_every_scrambling_and_combine(synthetic, tmp_path):
+    """With QMC every scrambling is a replica: its own start scan, its own stored points (ids
+    differ by scrambling), and a row combines them (mean and standard error; the synthetic
+    line is the same on both, so the error is 0). A rerun computes nothing."""
+    from attnphase.theory import QMC
+
+    store = tmp_path / "lines.sqlite"
+    kw = dict(store=store, backend="serial", method=QMC(64, 2), names=["alpha_c"])
+    df = line_table.transition_table(ModelParams(omega=0.3), [0.3, 0.4], **kw)
+    assert Counter.scans == 2
+    for s, alpha, err, status in zip(
+        df["omega"], df["alpha_c"], df["alpha_c_err"], df["alpha_c_status"], strict=True
+    ):
+        assert status == "converged" and err == 0.0
+        assert alpha == pytest.approx(exact(s), rel=1e-9)
+    evaluations = Counter.evaluations
+    again = line_table.transition_table(ModelParams(omega=0.3), [0.3, 0.4], **kw)
+    assert (
+        Counter.evaluations == evaluations and again["alpha_c"].tolist() == df["alpha_c"].tolist()
+    )
+
+
+@pytest.mark.slow  # 90 s
+def test_qmc_lines_through_a_store_equal_the_in_process_lines(tmp_path):
+    """QMC continuation through the store against `transition_lines` in one process, the real
+    systems at 256 points x 2 scramblings. The stored run builds each scrambling's channel
+    afresh for the scan and for the segment, so the prox warm starts differ; measured
+    difference 0.0 (alpha_c 1.24832, both), the tolerance 1e-9 leaves the map's repeatability
+    (~6e-10, ScramblingLines.newton_tol) while a wrong combination or replica fails."""
+    from attnphase.theory import QMC
+    from attnphase.transitions.lines import transition_lines
+
+    p, store = ModelParams(omega=0.3), tmp_path / "lines.sqlite"
+    kw = dict(alpha_min=1.0, alpha_max=1.6, method=QMC(256, 2), names=["alpha_c"])
+    df = line_table.transition_table(p, [0.3], store=store, backend="serial", **kw)
+    (pt,) = transition_lines(p, [0.3], **kw)["alpha_c"]
+    row = df.iloc[0]
+    assert row["alpha_c_status"] == pt.status == "converged", row["alpha_c_status"]
+    assert row["alpha_c"] == pytest.approx(pt.alpha, rel=1e-9)
+    assert row["alpha_c_err"] == pytest.approx(pt.alpha_err, rel=1e-6)
+    assert 0 < row["alpha_c_err"] < 0.2  # two scramblings of 256 points: a spread, not zero

@@ -7,7 +7,12 @@ import pytest
 
 from attnphase.params import ALTERNATIVE_A, STANDARD_A
 from attnphase.theory.gauss_hermite.prox import newton_minimise, prox
-from attnphase.theory.gauss_hermite.softmax2 import prox_objective, reduced_loss, softmax_diag, target_centres
+from attnphase.theory.gauss_hermite.softmax2 import (
+    prox_objective,
+    reduced_loss,
+    softmax_diag,
+    target_centres,
+)
 
 
 def _softmax_rows(h):
@@ -97,7 +102,7 @@ def test_vectorised_prox_is_the_global_minimum_on_random_nodes():
 
 
 def _starts(w, c) -> dict[str, tuple[float, float]]:
-    """The cold starts of the global prox (module docstring of attnphase.theory.gauss_hermite.prox)."""
+    """The cold starts of the global prox (docstring of theory.gauss_hermite.prox)."""
     out = {"w": tuple(w), "zero": (0.0, 0.0)}
     la, lb = (math.log(x / (1 - x)) for x in c)
     if la + lb > 0:

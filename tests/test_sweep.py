@@ -32,8 +32,8 @@ from attnphase.sweep import (
 )
 from attnphase.sweep.spec import SIM_MODEL_NAMES
 from attnphase.sweep.store import BUSY, CLAIMED, DONE, Owner
-from attnphase.theory.qmc.engine import solve_qmc
 from attnphase.theory.gauss_hermite.engine import solve_exact
+from attnphase.theory.qmc.engine import solve_qmc
 
 from .sweep_points import counted, markers, torch_threads
 

@@ -13,9 +13,9 @@ import pytest
 
 from attnphase import ModelParams
 from attnphase.theory import overlaps as ge
-from attnphase.theory.qmc.channel import QMCChannel
 from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
 from attnphase.theory.gauss_hermite.prox import prox
+from attnphase.theory.qmc.channel import QMCChannel
 
 P = ModelParams()
 GENERAL_MOMENTS = ("ff", "Ma", "yf", "fxi", "M", "ell_prox", "ell_free")

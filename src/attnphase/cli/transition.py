@@ -13,7 +13,7 @@ from ..params import ModelParams
 from ..tables import FORMATS, render
 from ..theory import CHECK_ORDER, DEFAULT_ORDER, DEFAULT_RANDOMISATIONS, GaussHermite
 from ..transitions import TRANSITION_POINTS
-from ..transitions.lines import LINES
+from ..transitions.paths import LINES
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -98,7 +98,7 @@ def transition(
     randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,
     store: Annotated[
         Path | None,
-        typer.Option(help="continuation, exact engine: SQLite store to resume from and add to"),
+        typer.Option(help="continuation: SQLite store to resume from and add to"),
     ] = None,
     lines: Annotated[
         str, typer.Option(help="continuation: all, or some of " + ",".join(LINES))
@@ -112,8 +112,8 @@ def transition(
 ) -> None:
     """alpha_c (positional -> semantic global minimum), alpha_l (attention beats the linear
     baseline) and the spinodals with error estimates, one row per value of the one parameter
-    given as a list or range (THEORY.md §5): followed by continuation (exact L=2 engine), or
-    scanned at every value (either engine)."""
+    given as a list or range (THEORY.md §5): followed by continuation (resumable through
+    --store, on every QMC scrambling), or scanned at every value."""
     from ..sweep.store import SweepError, check_store
     from ..transitions.table import APPROACHES, transition_table
 

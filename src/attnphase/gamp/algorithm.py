@@ -39,9 +39,9 @@ from ..params import ModelParams, check_finite, check_int, check_positive
 from ..prox import global_prox, prox_jacobian
 from ..sim.run import INITS, pick_device
 from ..sim.train import minimise
+from ..theory.overlaps import MatrixOverlaps
 from ..theory.qmc.channel import PROBE
 from ..theory.qmc.engine import start_overlaps
-from ..theory.overlaps import MatrixOverlaps
 from ..theory.stability import replicon_terms
 from . import equations as eq
 from .problem import Problem, back_project, build_problem, fields

@@ -17,8 +17,8 @@ def evaluate(kind: str, params: dict) -> dict:
     p = dict(params)
     if kind == "theory":
         from ..theory import GaussHermite
-        from ..theory.qmc.engine import solve_qmc
         from ..theory.gauss_hermite.engine import solve_exact
+        from ..theory.qmc.engine import solve_qmc
         from .spec import SOLVER_OPTIONS, theory_method, theory_model
 
         model, alpha, branch = theory_model(p), p["alpha"], p["branch"]

@@ -352,8 +352,8 @@ def _validate_theory(p: dict) -> None:
     filled in). Options of the other method must stay at their defaults; with clusters = 1 the
     mixture's label_correlation and cluster_norm are stored as their defaults."""
     from ..theory import BRANCHES
-    from ..theory.qmc.engine import check_variant
     from ..theory.gauss_hermite.engine import BRANCHES as EXACT_BRANCHES
+    from ..theory.qmc.engine import check_variant
 
     if p["method"] not in THEORY_METHODS:
         raise ValueError(f"method must be one of {THEORY_METHODS}, got {p['method']!r}")

@@ -2,8 +2,8 @@
 cross), alpha_l (the global minimum's test error equals eps_lin), and the spinodals (where a
 branch stops existing along its continuation), with either integration method: Gauss-Hermite
 (exact L=2 channel, error from a second quadrature order) or QMC (any L, r, t and encodings,
-error from independent scramblings). `scan` finds them on a grid of alpha at one model;
-`lines`, `qmc_lines` and `line_table` follow them along a parameter by continuation.
+error from independent scramblings). `find_transitions` scans a grid of alpha at one model
+(`scan.scan_alphas`); `lines` and `line_table` follow them along a parameter by continuation.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..params import ModelParams, check_int
-from ..theory import QMC, GaussHermite, Method, resolve_method
+from ..theory import QMC, Method, resolve_method
 from .record import Transitions
 from .roots import bracket_sign_changes, refine_or_interpolate, refine_root
-from .scan import scan_gauss_hermite, scan_qmc
+from .scan import scan_alphas
 
 TRANSITION_POINTS = 4096  # per scrambling (QMC): alpha_c to ~1e-3 at L=3, omega=0.3
 
@@ -40,10 +40,9 @@ def find_transitions(
     m = resolve_method(method, p)
     if method == "auto" and isinstance(m, QMC):
         m = QMC(points=TRANSITION_POINTS)
-    if isinstance(m, GaussHermite):
-        return scan_gauss_hermite(p, alphas, m)
-    check_int("randomisations", m.randomisations, minimum=2)
-    return scan_qmc(p, alphas, m, progress=progress)
+    if isinstance(m, QMC):
+        check_int("randomisations", m.randomisations, minimum=2)
+    return scan_alphas(p, alphas, m, progress=progress)
 
 
 __all__ = [

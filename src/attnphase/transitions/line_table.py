@@ -1,14 +1,17 @@
-"""Transition lines as a table, one row per parameter value, resumable through a sweep store
-and split into segments that run in parallel (issue 12).
+"""Transition lines as a table, one row per parameter value, resumable through a sweep store and
+split into segments that run in parallel, for every integration method.
 
-Each line (alpha_c, alpha_l, the two spinodals) starts at the value nearest the model's own
-value of the parameter (`lines.line_starts`: one scan there), or, for a line that does not
-exist there, at an end of the range (one more scan); from its start it is followed up and down
-the values: two independent segments, which the sweep backends run in local processes or on
-Dask. Every scan and every line point is a point of the store (kinds "transition_scan" and
-"transition_line", ids from their parameters), claimed before it is computed and committed when
-done: a killed run resumes from the last stored point of each segment, and two runs on one
-store compute each point once (a point another live run holds is waited for).
+On each replica of the method (`lines.replicas`: one for Gauss-Hermite, one per QMC scrambling)
+each line (alpha_c, alpha_l, the two spinodals) starts at the value nearest the model's own
+value of the parameter (`lines.line_starts`: one scan there), or, for a line that does not exist
+there, at an end of the range (one more scan); from its start it is followed up and down the
+values: two independent segments per line and replica, which the sweep backends run in local
+processes or on Dask. A row holds the replica's point (Gauss-Hermite) or the mean over
+scramblings with its standard error (QMC, `scrambling_lines.combine`). Every scan and every line
+point is a point of the store (kinds "transition_scan" and "transition_line", ids from their
+parameters), claimed before it is computed and committed when done: a killed run resumes from
+the last stored point of each segment, and two runs on one store compute each point once (a
+point another live run holds is waited for).
 """
 
 from __future__ import annotations
@@ -26,10 +29,20 @@ from ..params import ModelParams
 from ..sweep.backends import check_backend, open_backend
 from ..sweep.spec import point_hash
 from ..sweep.store import BUSY, DONE, Heartbeat, Owner, ResultStore, StoreError, check_store
-from ..theory import GaussHermite
+from ..theory import QMC, GaussHermite, Method
 from ..theory.method import EXACT, check_order
 from .continuation import LinePoint, point_columns
-from .lines import LINES, GaussHermiteLines, line_follower, line_starts, parameter_path
+from .lines import (
+    Lines,
+    check_line_model,
+    check_lines,
+    line_follower,
+    line_starts,
+    method_lines,
+    replicas,
+)
+from .paths import LINES, parameter_path
+from .scrambling_lines import combine
 
 SCAN_KIND, LINE_KIND = "transition_scan", "transition_line"
 LEASE_SECONDS = 300.0  # a scan or a first fold can take minutes; renewed every 100 s
@@ -37,8 +50,8 @@ POLL_SECONDS = 1.0
 
 
 def _model_dict(p: ModelParams) -> dict:
-    """The tied model as JSON-ready keyword arguments of ModelParams (the lines' points are
-    solved with Gauss-Hermite, which solves the tied model only)."""
+    """The tied model as JSON-ready keyword arguments of ModelParams (the line systems solve
+    the tied model with Gaussian tokens only)."""
     d = dataclasses.asdict(p)
     del d["variant"]
     d["A"] = [list(map(float, row)) for row in p.A]
@@ -49,27 +62,56 @@ def _model_dict(p: ModelParams) -> dict:
 
 @dataclasses.dataclass(frozen=True)
 class LineSetup:
-    """What every point of a set of lines shares (the model along the path is p with
-    `parameter` replaced by the point's value)."""
+    """What every point of a set of lines on one replica shares (the model along the path is p
+    with `parameter` replaced by the point's value)."""
 
     model: dict
     parameter: str
     A_end: list | None
     alpha_min: float
     alpha_max: float
-    order: tuple[int, int]
-    check_order: tuple[int, int]
+    method: Method
+    replica: int = 0
 
-    def lines(self) -> GaussHermiteLines:
+    def lines(self) -> Lines:
         p = ModelParams(**self.model)
         path = parameter_path(p, self.parameter, self.A_end)
-        return GaussHermiteLines(path, GaussHermite(self.order, self.check_order))
+        return method_lines(path, self.method, self.replica)
+
+    def on_replica(self, replica: int) -> LineSetup:
+        return dataclasses.replace(self, replica=replica)
 
     def key(self) -> dict:
-        """The setup as JSON-ready parameters (what a stored point's id is computed from)."""
-        d = dataclasses.asdict(self)
-        d["order"], d["check_order"] = list(self.order), list(self.check_order)
+        """The setup as JSON-ready parameters (what a stored point's id is computed from):
+        the orders of Gauss-Hermite, or the points, randomisations, seed and scrambling of
+        QMC."""
+        d = {
+            "model": self.model,
+            "parameter": self.parameter,
+            "A_end": self.A_end,
+            "alpha_min": self.alpha_min,
+            "alpha_max": self.alpha_max,
+        }
+        m = self.method
+        if isinstance(m, GaussHermite):
+            d.update(order=list(m.order), check_order=list(m.check_order))
+        else:
+            d.update(
+                points=m.points, randomisations=m.randomisations, seed=m.seed, replica=self.replica
+            )
         return d
+
+    @classmethod
+    def from_key(cls, key: dict) -> LineSetup:
+        """The setup of `key` (JSON lists as the pairs they were stored from)."""
+        d = dict(key)
+        method: Method
+        if "order" in d:
+            order = check_order("order", d.pop("order"))
+            method = GaussHermite(order, check_order("check_order", d.pop("check_order")))
+        else:
+            method = QMC(d.pop("points"), d.pop("randomisations"), d.pop("seed"))
+        return cls(**d, method=method)
 
     def scan_id(self, s: float) -> str:
         return point_hash(SCAN_KIND, {**self.key(), "value": float(s)})
@@ -145,12 +187,7 @@ def _start_from(name: str, rec) -> tuple | str:
 def run_segment(kind: str, params: dict) -> dict:
     """Point function of the sweep backends: one segment of one line (params: setup, line,
     values in the order to follow, start) through the store; returns its point count."""
-    setup = LineSetup(**params["setup"])
-    setup = dataclasses.replace(  # JSON lists as the pairs they were stored from
-        setup,
-        order=check_order("order", setup.order),
-        check_order=check_order("check_order", setup.check_order),
-    )
+    setup = LineSetup.from_key(params["setup"])
     name, values = params["line"], params["values"]
     start = _start_from(name, params["start"]) if params["start"] is not None else None
     window = (setup.alpha_min, setup.alpha_max)
@@ -191,7 +228,7 @@ def transition_table(
     A_end=None,
     alpha_min: float = 0.2,
     alpha_max: float = 2.5,
-    method: GaussHermite = EXACT,
+    method: Method = EXACT,
     store: str | Path,
     names: Sequence[str] = LINES,
     backend: str = "process",
@@ -200,39 +237,35 @@ def transition_table(
     progress: bool = False,
 ) -> pd.DataFrame:
     """alpha_c, alpha_l and both spinodals at each of `values` of `parameter` (THEORY.md §5),
-    with errors (|root(order) - root(check_order)| of the Gauss-Hermite `method`), statuses
-    and SE map evaluations, by
-    continuation through `store` (created if new; resumed if it holds points of these
-    lines). One row per value, in increasing order; columns of the lines not in `names` are
-    NaN with status "not requested"."""
+    with errors (Gauss-Hermite: |root(order) - root(check_order)|; QMC: the standard error over
+    scramblings), statuses and SE map evaluations, by continuation through `store` (created if
+    new; resumed if it holds points of these lines). One row per value, in increasing order;
+    columns of the lines not in `names` are NaN with status "not requested"."""
     values = sorted({float(v) for v in values})
     if not values:
         raise ValueError(f"{parameter}: give at least one value")
-    unknown = [n for n in names if n not in LINES]
-    if unknown or not names:
-        raise ValueError(f"lines must be a non-empty subset of {LINES}, got {list(names)}")
-    if not 0 < alpha_min < alpha_max or not math.isfinite(alpha_max):
-        raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
+    check_lines(names, alpha_min, alpha_max)
+    check_line_model(p, method)
     check_backend(backend, workers)
     store = Path(store)
     check_store(store)
-    setup = LineSetup(
+    base = LineSetup(
         _model_dict(p),
         parameter,
         None if A_end is None else [list(map(float, r)) for r in A_end],
         float(alpha_min),
         float(alpha_max),
-        method.order,
-        method.check_order,
+        method,
     )
-    lines = setup.lines()
+    setups = [base.on_replica(k) for k in replicas(method)]
     from tqdm.auto import tqdm
 
     with ResultStore(store) as db:
         owner = Owner.current()
+        tasks = []
         with Heartbeat(store, owner, LEASE_SECONDS):
 
-            def scan(s: float) -> dict:
+            def scan(setup: LineSetup, s: float) -> dict:
                 rec = _stored_or_computed(
                     db,
                     owner,
@@ -241,56 +274,69 @@ def transition_table(
                     {"value": s, **setup.key()},
                     lambda: {
                         name: _start_record(name, start)
-                        for name, start in line_starts(lines, s, alpha_min, alpha_max).items()
+                        for name, start in line_starts(
+                            setup.lines(), s, alpha_min, alpha_max
+                        ).items()
                     },
                 )
                 return {name: _start_from(name, rec[name]) for name in LINES}
 
             i0 = _start_index(values, p, parameter)
-            with tqdm(total=1, desc="scan for the start", disable=not progress) as bar:
-                found = scan(values[i0])
-                starts = {name: (i0, found[name]) for name in names}
-                bar.update()
-            for i in (0, len(values) - 1):
-                if i != i0 and any(isinstance(st, str) for _, st in starts.values()):
-                    more = scan(values[i])
-                    for name, (_, st) in list(starts.items()):
-                        if isinstance(st, str) and not isinstance(more[name], str):
-                            starts[name] = (i, more[name])
+            bar = tqdm(total=len(setups), desc="scans for the starts", disable=not progress)
+            with bar:
+                for setup in setups:
+                    found = scan(setup, values[i0])
+                    starts = {name: (i0, found[name]) for name in names}
+                    for i in (0, len(values) - 1):
+                        if i != i0 and any(isinstance(st, str) for _, st in starts.values()):
+                            more = scan(setup, values[i])
+                            for name, (_, st) in list(starts.items()):
+                                if isinstance(st, str) and not isinstance(more[name], str):
+                                    starts[name] = (i, more[name])
+                    tasks += [
+                        {
+                            "setup": setup.key(),
+                            "line": name,
+                            "values": seg,
+                            "start": _start_record(name, start),
+                            "store": str(store),
+                        }
+                        for name, (i, start) in starts.items()
+                        for seg in _segments(values, i)
+                    ]
+                    bar.update()
         db.release(owner)
-        tasks = []
-        for name, (i, start) in starts.items():
-            for seg in _segments(values, i):
-                rec = _start_record(name, start)
-                tasks.append(
-                    {
-                        "setup": setup.key(),
-                        "line": name,
-                        "values": seg,
-                        "start": rec,
-                        "store": str(store),
-                    }
-                )
-        _run_segments(tasks, db, setup, values, names, backend, workers, scheduler, progress)
+        ids = [st.point_id(name, s) for st in setups for name in names for s in values]
+        _run_segments(tasks, db, ids, backend, workers, scheduler, progress)
         rows = []
         for s in values:
             row: dict = {parameter: s}
             for name in LINES:
-                got = db.result(setup.point_id(name, s)) if name in names else None
-                pt = None
-                if got and got[0] == "ok":
-                    assert got[1] is not None  # an "ok" point is stored with its record
-                    pt = _point_from(s, got[1])
+                pt = _row_point(db, setups, name, s) if name in names else None
                 missing = "not computed (a run failed)" if name in names else "not requested"
                 row.update(point_columns(name, pt, missing))
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _run_segments(tasks, db, setup, values, names, backend, workers, scheduler, progress):
+def _row_point(db: ResultStore, setups: list[LineSetup], name: str, s: float) -> LinePoint | None:
+    """The stored point of a line at s: the replica's own (one replica) or the combination of
+    every scrambling's (None where one is missing)."""
+    points = []
+    for setup in setups:
+        got = db.result(setup.point_id(name, s))
+        if not got or got[0] != "ok":
+            return None
+        assert got[1] is not None  # an "ok" point is stored with its record
+        points.append(_point_from(s, got[1]))
+    if isinstance(setups[0].method, GaussHermite):
+        return points[0]
+    return combine(s, points)
+
+
+def _run_segments(tasks, db, ids, backend, workers, scheduler, progress):
     from tqdm.auto import tqdm
 
-    ids = [setup.point_id(name, s) for name in names for s in values]
     pool = open_backend(backend, workers, scheduler)
     errors = []
     try:

@@ -1,130 +1,38 @@
-"""The transition lines of the exact L=2 engine by continuation (issue 12): alpha_c, alpha_l
-and both spinodals followed along a path of model parameters (omega, sigma, lambda, or a
-straight path between two targets A).
+"""The transition lines of THEORY.md §5 (alpha_c, alpha_l and both spinodals) followed along a
+path of model parameters (omega, sigma, lambda, or a straight path between two targets A), for
+every integration method.
 
-Each line starts from one scan (`first_point`: both branches on SCAN_NUM alphas at SCAN_ORDER,
-roots by linear interpolation of their first sign change), refined on the defining systems of
-`systems` at the working order; `continuation` follows the lines from there. The error of a reported
-root is |root(order) - root(check_order)|, the system re-solved at the second order from the
-converged point only (not a second scan).
+A method's *replicas* are the deterministic state-evolution maps it averages or compares:
+Gauss-Hermite has one (its roots checked at a second order, `GaussHermiteLines`), QMC one per
+scrambling (`ScramblingLines`; the reported root is the mean over scramblings and its error the
+standard error of that mean, `combine`). On each replica a line starts from one scan
+(`line_starts`) and is followed by `continuation.LineFollower` (alpha_c, alpha_l) or
+`folds.FoldFollower` (the spinodals). `line_table` runs the same followers resumably and in
+parallel through a sweep store.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import Protocol
 
-import numpy as np
+from tqdm.auto import tqdm
 
-from ..baseline import linear_test_error
-from ..params import ModelParams
-from ..theory import GaussHermite, NonConvergenceWarning
-from ..theory.method import EXACT
-from .continuation import (
-    NEWTON_TOL,
-    Check,
-    FoldCheck,
-    FoldFollower,
-    LineFollower,
-    LinePoint,
-    fold_on,
-    solve_root,
-)
-from .roots import first_interpolated_root
-from .systems import BranchAtOrder, BranchMap, CrossingSystem, LinearSystem
-
-SCAN_ORDER = (16, 8)  # the start scan (or the working order if coarser): brackets only
-SCAN_NUM = 16
-LINES = ("alpha_c", "alpha_l", "spinodal_semantic", "spinodal_positional")
-PATHS = ("omega", "sigma", "lam", "A")
-FOLD_SIGN = {"semantic": 1.0, "positional": -1.0}  # semantic ends at its lowest alpha
-
-
-def parameter_path(
-    p: ModelParams, parameter: str = "omega", A_end=None
-) -> Callable[[float], ModelParams]:
-    """s -> the model at parameter = s (omega, sigma, lam), or, for "A", at
-    A = (1 - s) p.A + s A_end (s in [0, 1])."""
-    if parameter not in PATHS:
-        raise ValueError(f"parameter must be one of {PATHS}, got {parameter!r}")
-    if parameter == "A":
-        if A_end is None:
-            raise ValueError("a path in A needs A_end")
-        a0, a1 = np.asarray(p.A, dtype=float), np.asarray(A_end, dtype=float)
-        return lambda s: replace(p, A=((1 - s) * a0 + s * a1).tolist())
-    return lambda s: p.with_value(parameter, float(s))
-
-
-@dataclass(frozen=True)
-class FirstPoint:
-    """The scan at the first parameter value: approximate roots and branch states."""
-
-    alpha_c: float
-    alpha_l: float
-    spinodal_semantic: float
-    spinodal_positional: float
-    states: dict  # (branch, alpha) -> overlaps (q, m, V, theta) on that branch
-
-
-def first_point(p: ModelParams, alpha_min: float, alpha_max: float, order=SCAN_ORDER) -> FirstPoint:
-    """Both branches on a SCAN_NUM-point alpha grid at `order`: each root is the linear
-    interpolation of its first sign change on the grid (alpha_c: training losses; alpha_l:
-    the semantic branch's eps_g - eps_lin), each spinodal the grid alpha where its branch is
-    last seen before it ends inside the grid (NaN where it does not); Newton refines them at
-    the working order."""
-    from ..theory import learning_curve
-    from .scan import on_own_branch as _on
-
-    alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, SCAN_NUM)]
-    sem = learning_curve(alphas, p, branch="semantic", method=GaussHermite(order))
-    pos = learning_curve(alphas, p, branch="positional", method=GaussHermite(order))
-    on_s = [_on(r, "semantic") for r in sem]
-    on_p = [_on(r, "positional") for r in pos]
-    nan = math.nan
-    gap, lin = [], []
-    for s, q, s_ok, p_ok in zip(sem, pos, on_s, on_p, strict=True):
-        gap.append(s.train_loss - q.train_loss if s_ok and p_ok else nan)
-        lin.append(s.test_error - s.linear_test_error if s_ok else nan)
-    first = on_s.index(True) if any(on_s) else 0
-    last = len(on_p) - 1 - on_p[::-1].index(True) if any(on_p) else len(on_p) - 1
-    states = {
-        (b, r.alpha): np.array([r.q, r.m, r.V, r.theta])
-        for b, curve, on in (("semantic", sem, on_s), ("positional", pos, on_p))
-        for r, ok in zip(curve, on, strict=True)
-        if ok
-    }
-    return FirstPoint(
-        first_interpolated_root(alphas, gap),
-        first_interpolated_root(alphas, lin),
-        alphas[first] if first > 0 else nan,
-        alphas[last] if last < len(alphas) - 1 else nan,
-        states,
-    )
-
-
-def _state_near(p, branch, alpha, fp: FirstPoint, order) -> np.ndarray | None:
-    """The branch's fixed point at alpha at the scan's `order`, warm from the nearest scanned
-    state (None where it is not on the branch)."""
-    from ..theory import solve
-    from .scan import on_own_branch as _on
-
-    keys = [k for k in fp.states if k[0] == branch]
-    if not keys or not math.isfinite(alpha):
-        return None
-    x = fp.states[min(keys, key=lambda k: abs(k[1] - alpha))]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NonConvergenceWarning)
-        res = solve(alpha, p, start=tuple(x), method=GaussHermite(order), branch=branch)
-    return np.array([res.q, res.m, res.V, res.theta]) if _on(res, branch) else None
+from ..params import ModelParams, check_int
+from ..theory import QMC, GaussHermite, Method, resolve_method
+from .continuation import NEWTON_TOL, Check, LineFollower, LinePoint
+from .folds import FOLD_SIGN, FoldCheck, FoldFollower
+from .gauss_hermite_lines import GaussHermiteLines, gauss_hermite_line_starts
+from .paths import LINES, SCAN_NUM, parameter_path
+from .scrambling_lines import LINE_METHOD, ScramblingLines, combine, scrambling_line_starts
+from .systems import BranchAtOrder, CrossingSystem, LinearSystem
 
 
 class Lines(Protocol):
     """The defining systems of the four lines at any s of a parameter path (`path`), with the
     checks of their roots (None: no second accuracy); `GaussHermiteLines` and
-    `qmc_lines.ScramblingLines`."""
+    `ScramblingLines`."""
 
     path: Callable[[float], ModelParams]
 
@@ -139,74 +47,28 @@ class Lines(Protocol):
     def check_fold(self, branch: str) -> FoldCheck | None: ...
 
 
-class GaussHermiteLines:
-    """The defining systems of the four lines at any s of a parameter path, at the working
-    order and at the check order."""
+def replicas(method: Method) -> range:
+    """The replicas a method follows each line on: one for Gauss-Hermite, one per scrambling."""
+    return range(method.randomisations if isinstance(method, QMC) else 1)
 
-    def __init__(self, path: Callable[[float], ModelParams], method: GaussHermite):
-        self.path, self.order, self.check_order = path, method.order, method.check_order
 
-    def crossing(self, s: float, order=None) -> CrossingSystem:
-        p, o = self.path(s), order or self.order
-        return CrossingSystem(BranchMap("semantic", p, o), BranchMap("positional", p, o))
-
-    def linear(self, s: float, order=None) -> LinearSystem:
-        p = self.path(s)
-        return LinearSystem(BranchMap("semantic", p, order or self.order), linear_test_error(p))
-
-    def fold(self, branch: str, s: float, t: float, order=None) -> BranchAtOrder:
-        return BranchAtOrder(BranchMap(branch, self.path(s), order or self.order), t)
-
-    def check(self, kind: str) -> Check:
-        """check(s, z, J) of `follow`: the root re-solved at the check order."""
-        make = self.crossing if kind == "alpha_c" else self.linear
-        return lambda s, z, J: solve_root(make(s, self.check_order), z, J)
-
-    def check_fold(self, branch: str) -> FoldCheck:
-        """check(s, t, z, J) of `follow_fold`: the extremum re-found at the check order."""
-
-        def check(s, t, z, J):
-            fold = fold_on(
-                lambda u: self.fold(branch, s, u, self.check_order), z, t, FOLD_SIGN[branch], J
-            )
-            return (float(fold.z[-1]) if fold.z is not None else math.nan), fold.evaluations
-
-        return check
+def method_lines(path: Callable[[float], ModelParams], method: Method, replica: int = 0) -> Lines:
+    """The line systems of `method` on one of its `replicas`."""
+    if isinstance(method, GaussHermite):
+        return GaussHermiteLines(path, method)
+    return ScramblingLines(path, method, replica)
 
 
 def line_starts(
-    lines: GaussHermiteLines, s0: float, alpha_min: float, alpha_max: float
+    lines: Lines, s0: float, alpha_min: float, alpha_max: float, num: int = SCAN_NUM
 ) -> dict[str, tuple | str]:
     """For each line, its start at s0 ((z0,) for alpha_c/alpha_l, (t0, z0) for a spinodal) or
-    the reason it has none in [alpha_min, alpha_max]."""
-    p0 = lines.path(s0)
-    scan_order = tuple(min(a, b) for a, b in zip(SCAN_ORDER, lines.order, strict=True))
-    fp = first_point(p0, alpha_min, alpha_max, scan_order)
-    order = scan_order  # the states too: Newton takes them to the working order
-    starts: dict[str, tuple | str] = {}
-    xs = _state_near(p0, "semantic", fp.alpha_c, fp, order)
-    xp = _state_near(p0, "positional", fp.alpha_c, fp, order)
-    if xs is None or xp is None:
-        starts["alpha_c"] = f"no alpha_c in [{alpha_min}, {alpha_max}] at {s0:g}"
-    else:
-        starts["alpha_c"] = (lines.crossing(s0).pack(xs, xp, fp.alpha_c),)
-    xl = _state_near(p0, "semantic", fp.alpha_l, fp, order)
-    if xl is None:
-        starts["alpha_l"] = f"no alpha_l on the semantic branch at {s0:g}"
-    else:
-        starts["alpha_l"] = (lines.linear(s0).pack(xl, fp.alpha_l),)
-    for branch, alpha in (
-        ("semantic", fp.spinodal_semantic),
-        ("positional", fp.spinodal_positional),
-    ):
-        if not math.isfinite(alpha):
-            starts[f"spinodal_{branch}"] = f"the {branch} branch does not end in the window"
-        else:
-            x = fp.states[(branch, alpha)]
-            system = lines.fold(branch, s0, 1.0)
-            t0 = float(x[system.map.free[system.slot]])
-            starts[f"spinodal_{branch}"] = (t0, system.pack(x, alpha))
-    return starts
+    the reason it has none in [alpha_min, alpha_max]: one scan of both branches on `num`
+    alphas (Gauss-Hermite: at the scan order, SCAN_NUM alphas)."""
+    if isinstance(lines, GaussHermiteLines):
+        return gauss_hermite_line_starts(lines, s0, alpha_min, alpha_max)
+    assert isinstance(lines, ScramblingLines)
+    return scrambling_line_starts(lines, s0, alpha_min, alpha_max, num)
 
 
 def line_follower(
@@ -217,7 +79,7 @@ def line_follower(
 ) -> LineFollower | FoldFollower:
     """The follower of one line from its start (`line_starts`: a tuple, or the reason there is
     none; None when the line resumes from stored points), with the corrector tolerance of the
-    lines' engine (`newton_tol`, default NEWTON_TOL)."""
+    lines' method (`newton_tol`, default NEWTON_TOL)."""
     z0 = start[-1] if isinstance(start, tuple) else None
     tol = getattr(lines, "newton_tol", NEWTON_TOL)
     if name in ("alpha_c", "alpha_l"):
@@ -241,6 +103,25 @@ def line_follower(
     return follower
 
 
+def check_lines(names: Sequence[str], alpha_min: float, alpha_max: float) -> None:
+    """ValueError for unknown line names or an empty or reversed alpha window."""
+    unknown = [n for n in names if n not in LINES]
+    if unknown or not names:
+        raise ValueError(f"names: lines must be a non-empty subset of {LINES}, got {list(names)}")
+    if not 0 < alpha_min < alpha_max or not math.isfinite(alpha_max):
+        raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
+
+
+def check_line_model(p: ModelParams, method: Method) -> None:
+    """ValueError for a model the line systems do not solve: QMC lines follow the tied model
+    with Gaussian tokens (`find_transitions` scans any variant)."""
+    if isinstance(method, QMC) and not p.is_tied_gaussian:
+        raise ValueError(
+            f"variant: the lines are followed for the tied model with Gaussian tokens, got "
+            f"{p.variant} (find_transitions scans any variant)"
+        )
+
+
 def transition_lines(
     p: ModelParams,
     values: Sequence[float],
@@ -249,17 +130,39 @@ def transition_lines(
     A_end=None,
     alpha_min: float = 0.2,
     alpha_max: float = 2.5,
-    method: GaussHermite = EXACT,
+    method: Method | str = "auto",
     names: Sequence[str] = LINES,
+    scan_num: int = SCAN_NUM,
+    progress: bool = False,
 ) -> dict[str, list[LinePoint]]:
     """alpha_c, alpha_l and both spinodals (`names`) along `values` of `parameter` (in the
-    given order) by continuation from a scan at values[0], in this process and without a
-    store (`transition_table` splits, parallelises and resumes)."""
-    lines = GaussHermiteLines(parameter_path(p, parameter, A_end), method)
-    starts = line_starts(lines, float(values[0]), alpha_min, alpha_max)
+    given order) by continuation from a scan at values[0] on every replica of `method`; per
+    value the replica's point (Gauss-Hermite) or the mean over scramblings and its standard
+    error (QMC, `combine`). method "auto": `GaussHermite()` where it applies, else
+    `LINE_METHOD` (2048 points x 4 scramblings). In this process and without a store
+    (`line_table` splits, parallelises and resumes)."""
+    check_lines(names, alpha_min, alpha_max)
+    values = [float(v) for v in values]
+    if not values:
+        raise ValueError(f"{parameter}: give at least one value")
+    m = resolve_method(method, p)
+    if method == "auto" and isinstance(m, QMC):
+        m = LINE_METHOD
+    check_line_model(p, m)
+    scan_num = check_int("num", scan_num, minimum=3)
+    path = parameter_path(p, parameter, A_end)
     window = (alpha_min, alpha_max)
-    out = {}
-    for name in names:
-        follower = line_follower(name, lines, starts[name], window)
-        out[name] = [follower.step(float(v)) for v in values]
-    return out
+    per_replica: dict[str, list[list[LinePoint]]] = {name: [] for name in names}
+    reps = replicas(m)
+    for k in tqdm(reps, desc="scramblings", disable=not progress or len(reps) == 1):
+        lines = method_lines(path, m, k)
+        starts = line_starts(lines, values[0], alpha_min, alpha_max, scan_num)
+        for name in names:
+            follower = line_follower(name, lines, starts[name], window)
+            per_replica[name].append([follower.step(v) for v in values])
+    if isinstance(m, GaussHermite):
+        return {name: pts[0] for name, pts in per_replica.items()}
+    return {
+        name: [combine(v, [pts[i] for pts in per_replica[name]]) for i, v in enumerate(values)]
+        for name in names
+    }

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..baseline import linear_test_error_qmc
 from ..params import ModelParams
-from ..theory import QMC, GaussHermite, NonConvergenceWarning, learning_curve, solve
+from ..theory import QMC, GaussHermite, Method, NonConvergenceWarning, learning_curve, solve
 from ..theory.qmc.channel import QMCChannel
 from ..theory.qmc.engine import Solution, make_channels, qmc_curve, solve_one
 from .record import Transitions
@@ -266,7 +266,7 @@ def _record(p: ModelParams, alphas: list[float], main: dict, **fields) -> Transi
     )
 
 
-def scan_gauss_hermite(p: ModelParams, alphas: list[float], method: GaussHermite) -> Transitions:
+def _scan_orders(p: ModelParams, alphas: list[float], method: GaussHermite) -> Transitions:
     """The roots at `method.order`, with errors from the replica at `method.check_order`."""
     main = replica_roots(alphas, GaussHermiteReplica(p, method))
     check = replica_roots(alphas, GaussHermiteReplica(p, method.at_order(method.check_order)))
@@ -290,7 +290,7 @@ def scan_gauss_hermite(p: ModelParams, alphas: list[float], method: GaussHermite
     )
 
 
-def scan_qmc(
+def _scan_scramblings(
     p: ModelParams, alphas: list[float], method: QMC, progress: bool = False
 ) -> Transitions:
     """The roots on every scrambling: their mean and its standard error."""
@@ -324,3 +324,14 @@ def scan_qmc(
         points=method.points,
         randomisations=method.randomisations,
     )
+
+
+def scan_alphas(
+    p: ModelParams, alphas: list[float], method: Method, progress: bool = False
+) -> Transitions:
+    """alpha_c, alpha_l and the spinodals of one model on the grid `alphas`, on every replica
+    of `method` (module docstring): Gauss-Hermite at its order with errors from its check
+    order, QMC on every scrambling with errors from their spread."""
+    if isinstance(method, GaussHermite):
+        return _scan_orders(p, alphas, method)
+    return _scan_scramblings(p, alphas, method, progress)

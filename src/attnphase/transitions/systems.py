@@ -20,10 +20,10 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ..params import ModelParams
-from ..theory.iterate import InadmissibleStep
 from ..theory.gauss_hermite import equations as eq
 from ..theory.gauss_hermite.channel import ChannelIntegrator
 from ..theory.gauss_hermite.engine import _admissible, _Engine, pinned_overlaps
+from ..theory.iterate import InadmissibleStep
 from .newton import OffDomain, fd_jacobian
 
 ON_BRANCH = 1e-5  # |theta| (semantic) or |m| (positional) below this: collapsed to trivial

@@ -1,7 +1,6 @@
-"""Transition lines as a table, one row per value of the varied parameter (THEORY.md §5,
-issue 12): by continuation (`line_table` for the exact L=2 engine, `qmc_lines` for the
-general one) or by an independent scan at each value (`find_transitions`, either engine), in
-one column layout.
+"""Transition lines as a table, one row per value of the varied parameter (THEORY.md §5): by
+continuation (`line_table`, resumable and parallel) or by an independent scan at each value
+(`find_transitions`), with either integration method, in one column layout.
 
 Columns: the parameter, then for each line of LINES its value, `_err`, `_status` and
 `_evaluations` (SE map evaluations; 0 for scans), and `status`: "converged" when every line
@@ -22,9 +21,8 @@ import pandas as pd
 from ..params import ModelParams
 from ..theory import QMC, GaussHermite, Method, resolve_method
 from . import TRANSITION_POINTS
-from .continuation import point_columns
 from .line_table import transition_table as resumable_line_table
-from .lines import LINES, PATHS
+from .paths import LINES, PATHS
 
 APPROACHES = ("auto", "continuation", "scan")
 
@@ -57,22 +55,6 @@ def _global_minimum_alpha_l(df: pd.DataFrame) -> pd.DataFrame:
             "below alpha_c, where the positional branch is the global minimum)"
         )
     return df
-
-
-def _qmc_rows(p, values, parameter, **kw) -> pd.DataFrame:
-    """`qmc_transition_lines` (continuation on every scrambling, in this process) as rows:
-    mean over scramblings and its standard error."""
-    from .qmc_lines import qmc_transition_lines
-
-    lines = qmc_transition_lines(p, values, parameter=parameter, **kw)
-    rows = []
-    for i, s in enumerate(values):
-        row: dict = {parameter: s}
-        for name in LINES:
-            pt = lines[name][i] if name in lines else None
-            row.update(point_columns(name, pt, "not requested"))
-        rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def _scan_rows(p, values, parameter, progress, **scan) -> list[dict]:
@@ -113,10 +95,10 @@ def transition_table(
 ) -> pd.DataFrame:
     """alpha_c, alpha_l and both spinodals at each value of `parameter` (omega, sigma or lam).
 
-    approach "continuation": with Gauss-Hermite, the lines followed through `store`
-    (resumable; a temporary store when None), in `workers` local processes or on the Dask
-    `scheduler`; with QMC, followed on every scrambling in this process (`qmc_lines`; no
-    store). "scan": `find_transitions` at every value (num alphas per scan). "auto":
+    approach "continuation": the lines followed through `store` (resumable; a temporary store
+    when None), in `workers` local processes or on the Dask `scheduler`, on every replica of
+    the method (Gauss-Hermite: one, errors from its check order; QMC: every scrambling, errors
+    from their spread). "scan": `find_transitions` at every value (num alphas per scan). "auto":
     continuation with Gauss-Hermite, scan with QMC. method: the integration method ("auto":
     Gauss-Hermite where it applies, else QMC with TRANSITION_POINTS points per scrambling).
     `lines`: the lines to follow (continuation; a scan finds all four)."""
@@ -144,17 +126,6 @@ def transition_table(
             num=num,
         )
         df = pd.DataFrame(rows)
-    elif isinstance(m, QMC):
-        df = _qmc_rows(
-            p,
-            values,
-            parameter,
-            method=m,
-            alpha_min=alpha_min,
-            alpha_max=alpha_max,
-            names=lines,
-            progress=progress,
-        )
     else:
         backend = "dask" if scheduler else ("process" if workers > 1 else "serial")
         with tempfile.TemporaryDirectory() as tmp:

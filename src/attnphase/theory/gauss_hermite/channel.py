@@ -3,8 +3,8 @@
 For fields w_l = sqrt(q) xi_l + s_l m and h*_l = (theta/sqrt(q)) xi_l + v y_l,
 v = sqrt(rho - theta^2/q), the kernel solves the global prox at every node of the product
 Gauss-Hermite grid over (xi_1, xi_2, y_1, y_2) and accumulates the integrands that the
-equations of `attnphase.theory.gauss_hermite.equations` need. The minimisers are written back so that the next
-iteration can warm-start from them.
+equations of `theory.gauss_hermite.equations` need. The minimisers are written back so that
+the next iteration can warm-start from them.
 """
 
 from __future__ import annotations

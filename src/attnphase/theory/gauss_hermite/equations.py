@@ -1,7 +1,7 @@
 """The state-evolution equations of THEORY.md §3-§4 (L=2, r=1, Sigma = sigma^2 I), in one place.
 
 Each function is a pure map between numbers. `hats` turns the channel expectations of
-`attnphase.theory.gauss_hermite.channel` into the conjugate variables (the exact channel's estimators);
+`theory.gauss_hermite.channel` into the conjugate variables (the exact channel's estimators);
 `overlaps` (the prior side) and `free_entropy` (the training-loss potential Phi) are the matrix
 equations of §7.3-§7.4 at r = t = K = 1; `kappa` is the teacher-only constant of ell.
 """

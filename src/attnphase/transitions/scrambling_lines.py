@@ -1,12 +1,11 @@
 """The transition lines with QMC integration (any L, r, t and encodings; THEORY.md §7) by
-continuation (issue 12), in the engine-agnostic machinery of `systems` and `continuation`.
+continuation, in the method-agnostic machinery of `systems`, `continuation` and `folds`.
 
 Every line is followed on each independent scrambling of the quasi-Monte Carlo points on its
 own: on one scrambling the state evolution is a deterministic map, so its transitions are roots
-of the defining systems of `systems` like the exact L=2 engine's. The reported root is the mean
-over scramblings and its error the standard error of that mean (THEORY.md §7.6), as in
-`scan.scan_qmc`; there is no second accuracy to check a root against, so the
-lines' `check` is None.
+of the defining systems of `systems` as with Gauss-Hermite. The reported root is the mean over
+scramblings and its error the standard error of that mean (THEORY.md §7.6, `combine`), as in
+`scan`; there is no second accuracy to check a root against, so the lines' `check` is None.
 
 Order parameter of a branch (the component held fixed on a spinodal's system): theta[0, 0]
 (first teacher direction, first student column) on the semantic branch and M[0, 0] (the first
@@ -33,12 +32,12 @@ import numpy as np
 from ..baseline import linear_test_error_qmc
 from ..params import ModelParams, check_int
 from ..theory import QMC
+from ..theory.iterate import InadmissibleStep
 from ..theory.qmc.channel import QMCChannel
 from ..theory.qmc.engine import QMCMap, _Layout, _observables, qmc_curve
-from ..theory.iterate import InadmissibleStep
 from .continuation import LinePoint
-from .lines import LINES, SCAN_NUM, line_follower, parameter_path
 from .newton import OffDomain
+from .paths import SCAN_NUM
 from .roots import bracket_sign_changes, interpolated_root
 from .scan import BRANCHES, QMC_ON_BRANCH, BranchScan, ScramblingReplica
 from .systems import BranchAtOrder, CachedBranchMap, CrossingSystem, LinearSystem
@@ -245,50 +244,3 @@ def combine(s: float, points: Sequence[LinePoint]) -> CombinedLinePoint:
         if len(ok) < n:
             status = f"{status} on {len(ok)} of {n} scramblings"
     return CombinedLinePoint(float(s), alpha, err, states, evals, status, None, t, roots, statuses)
-
-
-def qmc_transition_lines(
-    p: ModelParams,
-    values: Sequence[float],
-    *,
-    parameter: str = "omega",
-    A_end=None,
-    method: QMC = LINE_METHOD,
-    alpha_min: float = 0.2,
-    alpha_max: float = 2.5,
-    names: Sequence[str] = LINES,
-    scan_num: int = SCAN_NUM,
-    progress: bool = False,
-) -> dict[str, list[CombinedLinePoint]]:
-    """alpha_c, alpha_l and both spinodals (`names`) along `values` of `parameter` (in the
-    given order) with QMC integration: on each scrambling a scan of `scan_num` alphas at
-    values[0] (`scrambling_line_starts`) and continuation from there; per value the mean over
-    scramblings and its standard error (`combine`). In this process, without a store."""
-    unknown = [n for n in names if n not in LINES]
-    if unknown:
-        raise ValueError(f"names must be among {LINES}, got {unknown}")
-    if not 0 < alpha_min < alpha_max or not math.isfinite(alpha_max):
-        raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
-    values = [float(v) for v in values]
-    if not values:
-        raise ValueError(f"{parameter}: give at least one value")
-    if not p.is_tied_gaussian:
-        raise ValueError(
-            f"variant: the lines are followed for the tied model with Gaussian tokens, got "
-            f"{p.variant} (find_transitions scans any variant)"
-        )
-    path = parameter_path(p, parameter, A_end)
-    window = (alpha_min, alpha_max)
-    per_k: dict[str, list[list[LinePoint]]] = {name: [] for name in names}
-    from tqdm.auto import tqdm
-
-    for k in tqdm(range(method.randomisations), desc="scramblings", disable=not progress):
-        lines = ScramblingLines(path, method, k)
-        starts = scrambling_line_starts(lines, values[0], alpha_min, alpha_max, scan_num)
-        for name in names:
-            follower = line_follower(name, lines, starts[name], window)
-            per_k[name].append([follower.step(v) for v in values])
-    return {
-        name: [combine(v, [pts[i] for pts in per_k[name]]) for i, v in enumerate(values)]
-        for name in names
-    }

@@ -1,0 +1,161 @@
+"""The transition lines with Gauss-Hermite integration (the exact L = 2 channel, THEORY.md §5).
+
+Each line starts from one scan (`first_point`: both branches on SCAN_NUM alphas at SCAN_ORDER,
+roots by linear interpolation of their first sign change), refined on the defining systems of
+`systems` at the working order; `continuation` and `folds` follow the lines from there. The
+error of a reported root is |root(order) - root(check_order)|, the system re-solved at the
+second order from the converged point only (not a second scan).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..baseline import linear_test_error
+from ..params import ModelParams
+from ..theory import GaussHermite, NonConvergenceWarning
+from .continuation import Check, solve_root
+from .folds import FOLD_SIGN, FoldCheck, fold_on
+from .paths import SCAN_NUM
+from .roots import first_interpolated_root
+from .systems import BranchAtOrder, BranchMap, CrossingSystem, LinearSystem
+
+SCAN_ORDER = (16, 8)  # the start scan (or the working order if coarser): brackets only
+
+
+@dataclass(frozen=True)
+class FirstPoint:
+    """The scan at the first parameter value: approximate roots and branch states."""
+
+    alpha_c: float
+    alpha_l: float
+    spinodal_semantic: float
+    spinodal_positional: float
+    states: dict  # (branch, alpha) -> overlaps (q, m, V, theta) on that branch
+
+
+def first_point(p: ModelParams, alpha_min: float, alpha_max: float, order=SCAN_ORDER) -> FirstPoint:
+    """Both branches on a SCAN_NUM-point alpha grid at `order`: each root is the linear
+    interpolation of its first sign change on the grid (alpha_c: training losses; alpha_l:
+    the semantic branch's eps_g - eps_lin), each spinodal the grid alpha where its branch is
+    last seen before it ends inside the grid (NaN where it does not); Newton refines them at
+    the working order."""
+    from ..theory import learning_curve
+    from .scan import on_own_branch as _on
+
+    alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, SCAN_NUM)]
+    sem = learning_curve(alphas, p, branch="semantic", method=GaussHermite(order))
+    pos = learning_curve(alphas, p, branch="positional", method=GaussHermite(order))
+    on_s = [_on(r, "semantic") for r in sem]
+    on_p = [_on(r, "positional") for r in pos]
+    nan = math.nan
+    gap, lin = [], []
+    for s, q, s_ok, p_ok in zip(sem, pos, on_s, on_p, strict=True):
+        gap.append(s.train_loss - q.train_loss if s_ok and p_ok else nan)
+        lin.append(s.test_error - s.linear_test_error if s_ok else nan)
+    first = on_s.index(True) if any(on_s) else 0
+    last = len(on_p) - 1 - on_p[::-1].index(True) if any(on_p) else len(on_p) - 1
+    states = {
+        (b, r.alpha): np.array([r.q, r.m, r.V, r.theta])
+        for b, curve, on in (("semantic", sem, on_s), ("positional", pos, on_p))
+        for r, ok in zip(curve, on, strict=True)
+        if ok
+    }
+    return FirstPoint(
+        first_interpolated_root(alphas, gap),
+        first_interpolated_root(alphas, lin),
+        alphas[first] if first > 0 else nan,
+        alphas[last] if last < len(alphas) - 1 else nan,
+        states,
+    )
+
+
+def _state_near(p, branch, alpha, fp: FirstPoint, order) -> np.ndarray | None:
+    """The branch's fixed point at alpha at the scan's `order`, warm from the nearest scanned
+    state (None where it is not on the branch)."""
+    from ..theory import solve
+    from .scan import on_own_branch as _on
+
+    keys = [k for k in fp.states if k[0] == branch]
+    if not keys or not math.isfinite(alpha):
+        return None
+    x = fp.states[min(keys, key=lambda k: abs(k[1] - alpha))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonConvergenceWarning)
+        res = solve(alpha, p, start=tuple(x), method=GaussHermite(order), branch=branch)
+    return np.array([res.q, res.m, res.V, res.theta]) if _on(res, branch) else None
+
+
+class GaussHermiteLines:
+    """The defining systems of the four lines at any s of a parameter path, at the working
+    order and at the check order."""
+
+    def __init__(self, path: Callable[[float], ModelParams], method: GaussHermite):
+        self.path, self.order, self.check_order = path, method.order, method.check_order
+
+    def crossing(self, s: float, order=None) -> CrossingSystem:
+        p, o = self.path(s), order or self.order
+        return CrossingSystem(BranchMap("semantic", p, o), BranchMap("positional", p, o))
+
+    def linear(self, s: float, order=None) -> LinearSystem:
+        p = self.path(s)
+        return LinearSystem(BranchMap("semantic", p, order or self.order), linear_test_error(p))
+
+    def fold(self, branch: str, s: float, t: float, order=None) -> BranchAtOrder:
+        return BranchAtOrder(BranchMap(branch, self.path(s), order or self.order), t)
+
+    def check(self, kind: str) -> Check:
+        """check(s, z, J) of `follow`: the root re-solved at the check order."""
+        make = self.crossing if kind == "alpha_c" else self.linear
+        return lambda s, z, J: solve_root(make(s, self.check_order), z, J)
+
+    def check_fold(self, branch: str) -> FoldCheck:
+        """check(s, t, z, J) of `follow_fold`: the extremum re-found at the check order."""
+
+        def check(s, t, z, J):
+            fold = fold_on(
+                lambda u: self.fold(branch, s, u, self.check_order), z, t, FOLD_SIGN[branch], J
+            )
+            return (float(fold.z[-1]) if fold.z is not None else math.nan), fold.evaluations
+
+        return check
+
+
+def gauss_hermite_line_starts(
+    lines: GaussHermiteLines, s0: float, alpha_min: float, alpha_max: float
+) -> dict[str, tuple | str]:
+    """For each line, its start at s0 ((z0,) for alpha_c/alpha_l, (t0, z0) for a spinodal) or
+    the reason it has none in [alpha_min, alpha_max]."""
+    p0 = lines.path(s0)
+    scan_order = tuple(min(a, b) for a, b in zip(SCAN_ORDER, lines.order, strict=True))
+    fp = first_point(p0, alpha_min, alpha_max, scan_order)
+    order = scan_order  # the states too: Newton takes them to the working order
+    starts: dict[str, tuple | str] = {}
+    xs = _state_near(p0, "semantic", fp.alpha_c, fp, order)
+    xp = _state_near(p0, "positional", fp.alpha_c, fp, order)
+    if xs is None or xp is None:
+        starts["alpha_c"] = f"no alpha_c in [{alpha_min}, {alpha_max}] at {s0:g}"
+    else:
+        starts["alpha_c"] = (lines.crossing(s0).pack(xs, xp, fp.alpha_c),)
+    xl = _state_near(p0, "semantic", fp.alpha_l, fp, order)
+    if xl is None:
+        starts["alpha_l"] = f"no alpha_l on the semantic branch at {s0:g}"
+    else:
+        starts["alpha_l"] = (lines.linear(s0).pack(xl, fp.alpha_l),)
+    for branch, alpha in (
+        ("semantic", fp.spinodal_semantic),
+        ("positional", fp.spinodal_positional),
+    ):
+        if not math.isfinite(alpha):
+            starts[f"spinodal_{branch}"] = f"the {branch} branch does not end in the window"
+        else:
+            x = fp.states[(branch, alpha)]
+            system = lines.fold(branch, s0, 1.0)
+            t0 = float(x[system.map.free[system.slot]])
+            starts[f"spinodal_{branch}"] = (t0, system.pack(x, alpha))
+    return starts

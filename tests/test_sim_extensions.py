@@ -62,7 +62,7 @@ def _literal_risk(x_pos, y, P, lam, layout):
     if U is not None:
         V = V + U @ W.transpose(1, 2) / d
     f = torch.einsum("bnlk,bnkd,bde->bnle", S, x_pos, V)
-    ridge = (QQ.pow(2).sum((1, 2)) + QK.pow(2).sum((1, 2))) / 4 if layout.untied else None
+    ridge = (QQ.pow(2).sum((1, 2)) + QK.pow(2).sum((1, 2))) / 4 if layout.key_columns else None
     ridge = QQ.pow(2).sum((1, 2)) / 2 if ridge is None else ridge
     if U is not None:
         ridge = ridge + (U.pow(2).sum((1, 2)) + W.pow(2).sum((1, 2))) / 2
@@ -79,7 +79,7 @@ def test_untied_with_equal_query_and_key_is_the_tied_model(L, r):
     x_pos, y = _problem(L=L)
     Q = _weights(2, 30, r, 1)
     R0, g0 = _tied(x_pos, y, Q)
-    risk = StructuredRisk.build(x_pos, y, LAM, Layout(r, untied=True))
+    risk = StructuredRisk.build(x_pos, y, LAM, Layout(r, Untied()))
     Qr = Q.clone().requires_grad_(True)
     R = risk(torch.cat([Qr, Qr], dim=2))
     (g,) = torch.autograd.grad(R.sum(), Qr)
@@ -131,10 +131,10 @@ def test_simulate_with_the_extensions_off_is_unchanged():
 
 
 LAYOUTS = [
-    Layout(1, untied=True),
-    Layout(2, untied=True),
+    Layout(1, Untied()),
+    Layout(2, Untied()),
     Layout(1, value_rank=2),
-    Layout(2, untied=True, value_rank=1),
+    Layout(2, Untied(), value_rank=1),
 ]
 
 

@@ -13,12 +13,13 @@ import pytest
 import torch
 from scipy.optimize import minimize
 
-from attnphase.params import Untied
+from attnphase.params import TIED, Untied
 from attnphase.prox import global_prox
-from attnphase.prox.kernel import derivatives, objective
+from attnphase.prox.kernel import derivatives, key_start_of, objective
 from attnphase.theory.qmc.channel import attention
 
 STEP = 1e-5
+UNTIED = Untied()
 
 
 def problem(L: int, r: int, seed: int):
@@ -33,31 +34,35 @@ def problem(L: int, r: int, seed: int):
     return h, w, Vinv, K, Cm, 0.7
 
 
-def value(h, w, Vinv, K, Cm, c, untied):
-    return objective(h, w, Vinv, K, Cm, c, np.empty((len(K), len(K))), untied)
+def value(h, w, Vinv, K, Cm, c, variant):
+    key_start = key_start_of(variant, h.shape[1])
+    return objective(h, w, Vinv, K, Cm, c, np.empty((len(K), len(K))), key_start)
 
 
-def analytic(h, w, Vinv, K, Cm, untied):
+def analytic(h, w, Vinv, K, Cm, variant):
     L, r = h.shape
     grad, H = np.empty(L * r), np.empty((L * r, L * r))
-    derivatives(h, w, Vinv, K, Cm, np.empty((L, L)), np.empty((L, L)), grad, H, untied)
+    key_start = key_start_of(variant, r)
+    derivatives(h, w, Vinv, K, Cm, np.empty((L, L)), np.empty((L, L)), grad, H, key_start)
     return grad, H
 
 
 @pytest.mark.parametrize("L,r", [(2, 2), (3, 2), (3, 4)])
 def test_untied_gradient_and_hessian_match_finite_differences(L, r):
     h, w, Vinv, K, Cm, c = problem(L, r, seed=L + 10 * r)
-    grad, H = analytic(h, w, Vinv, K, Cm, True)
-    args = (w, Vinv, K, Cm, True)
+    grad, H = analytic(h, w, Vinv, K, Cm, UNTIED)
+    args = (w, Vinv, K, Cm, UNTIED)
     fd_grad, fd_H = np.empty(L * r), np.empty((L * r, L * r))
     for x in range(L * r):
         e = np.zeros(L * r)
         e[x] = STEP
         up, down = h + e.reshape(L, r), h - e.reshape(L, r)
-        fd_grad[x] = (value(up, w, Vinv, K, Cm, c, True) - value(down, w, Vinv, K, Cm, c, True)) / (
+        fd_grad[x] = (
+            value(up, w, Vinv, K, Cm, c, UNTIED) - value(down, w, Vinv, K, Cm, c, UNTIED)
+        ) / (2 * STEP)
+        fd_H[:, x] = (analytic(up, w, Vinv, K, Cm, UNTIED)[0] - analytic(down, *args)[0]) / (
             2 * STEP
         )
-        fd_H[:, x] = (analytic(up, w, Vinv, K, Cm, True)[0] - analytic(down, *args)[0]) / (2 * STEP)
     assert np.abs(grad - fd_grad).max() < 1e-6 * max(1.0, np.abs(grad).max())
     assert np.abs(H - fd_H).max() < 1e-6 * max(1.0, np.abs(H).max())
     assert np.abs(H - H.T).max() < 1e-12
@@ -70,11 +75,11 @@ def test_untied_loss_at_equal_query_and_key_is_the_tied_loss():
     h, w, Vinv, K, Cm, c = problem(L, r, seed=5)
     zero = np.zeros((r, r))
     hh = np.hstack([h, h])
-    assert value(hh, np.zeros_like(hh), np.zeros((2 * r, 2 * r)), K, Cm, c, True) == pytest.approx(
-        value(h, np.zeros_like(h), zero, K, Cm, c, False), abs=1e-14
-    )
-    g_untied, _ = analytic(hh, np.zeros_like(hh), np.zeros((2 * r, 2 * r)), K, Cm, True)
-    g_tied, _ = analytic(h, np.zeros_like(h), zero, K, Cm, False)
+    assert value(
+        hh, np.zeros_like(hh), np.zeros((2 * r, 2 * r)), K, Cm, c, UNTIED
+    ) == pytest.approx(value(h, np.zeros_like(h), zero, K, Cm, c, TIED), abs=1e-14)
+    g_untied, _ = analytic(hh, np.zeros_like(hh), np.zeros((2 * r, 2 * r)), K, Cm, UNTIED)
+    g_tied, _ = analytic(h, np.zeros_like(h), zero, K, Cm, TIED)
     g_untied = g_untied.reshape(L, 2 * r)
     assert np.abs(g_untied[:, :r] + g_untied[:, r:] - g_tied.reshape(L, r)).max() < 1e-13
 
@@ -84,8 +89,8 @@ def test_untied_attention_is_softmax_of_query_key_logits():
     h = rng.normal(size=(4, 3, 2))
     z = h[..., :1] @ np.swapaxes(h[..., 1:], -1, -2)
     S = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
-    assert np.abs(attention(h, Untied()) - S).max() < 1e-15
-    assert np.abs(attention(h, Untied()) - attention(h)).max() > 0.01
+    assert np.abs(attention(h, UNTIED) - S).max() < 1e-15
+    assert np.abs(attention(h, UNTIED) - attention(h)).max() > 0.01
 
 
 def test_untied_global_prox_finds_the_lowest_of_many_local_searches():
@@ -106,12 +111,12 @@ def test_untied_global_prox_finds_the_lowest_of_many_local_searches():
             for x in (w, Vinv, np.broadcast_to(K, (N, L, L)).copy(), Cm, c, starts)
         ),
         probe=64,
-        untied=True,
+        variant=UNTIED,
     )
     for i in range(N):
 
         def f(x, i=i):
-            return value(x.reshape(L, r), w[i], Vinv, K, Cm[i], c[i], True)
+            return value(x.reshape(L, r), w[i], Vinv, K, Cm[i], c[i], UNTIED)
 
         best = min(
             minimize(f, w[i].ravel() + rng.normal(size=L * r) * s, method="BFGS").fun
@@ -130,5 +135,5 @@ def test_untied_prox_refuses_an_odd_field_width():
             torch.zeros(1, 2, 2),
             torch.zeros(1),
             w[:, None],
-            untied=True,
+            variant=UNTIED,
         )

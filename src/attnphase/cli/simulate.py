@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ..params import Variant, variant_of
+from ..params import ModelParams, variant_of
 from ..tables import FORMATS, render, to_frame
 from ..theory import learning_curves
 from .app import app
@@ -56,12 +56,13 @@ UNTIED_COLUMNS = ["m_query", "theta_query", "m_key", "theta_key"]
 COLUMN_COLUMNS = ["column_m", "column_theta"]
 
 
-def sim_columns(untied: bool, value_rank: int, rank: int, clusters: int = 1) -> list[str]:
-    """The table's columns: SIM_COLUMNS, then those of the extensions in use."""
-    extra = UNTIED_COLUMNS if untied else []
+def sim_columns(p: ModelParams, value_rank: int) -> list[str]:
+    """The table's columns: SIM_COLUMNS, then those of the extensions in use (the model's
+    variant and rank, the value matrix's rank)."""
+    extra = UNTIED_COLUMNS if p.untied else []
     extra += ["value_norm"] if value_rank > 0 else []
-    extra += COLUMN_COLUMNS if rank >= 2 and not untied else []
-    extra += ["cluster_m"] if clusters >= 2 else []
+    extra += COLUMN_COLUMNS if p.rank >= 2 and not p.untied else []
+    extra += ["cluster_m"] if p.mixture is not None else []
     return SIM_COLUMNS[:-3] + extra + SIM_COLUMNS[-3:]
 
 
@@ -124,7 +125,10 @@ def simulate(
             if value < 1:
                 raise UsageError(f"{name} must be >= 1, got {value}")
         check_cluster_options(clusters, label_correlation, cluster_norm)
-        p = replace(p, variant=_variant(untied, clusters, label_correlation, cluster_norm))
+        try:
+            p = replace(p, variant=variant_of(untied, clusters, label_correlation, cluster_norm))
+        except ValueError as err:
+            raise _usage(err) from None
         try:
             configs = [
                 SimConfig(
@@ -145,7 +149,7 @@ def simulate(
             ]
         except ValueError as err:
             raise _usage(err, {"n": "--alpha/--d", "encodings": "--encoding"}) from None
-        if plot is not None and (untied or value_rank or clusters != 1):
+        if plot is not None and (not p.is_tied_gaussian or value_rank):
             raise UsageError(
                 "--plot: the overlay draws the tied model's theory, not available with "
                 "--untied, --value-rank or --clusters"
@@ -161,7 +165,7 @@ def simulate(
         _fail(err)
     results = run_grid(configs, range(seeds), workers, threads, progress=sys.stderr.isatty())
     records = [r.as_dict() for r in results]
-    typer.echo(render(records, format, sim_columns(untied, value_rank, p.rank, clusters)))
+    typer.echo(render(records, format, sim_columns(p, value_rank)))
     if plot is not None:
         from ..plots import simulation_overlay
 
@@ -171,11 +175,3 @@ def simulate(
             simulation_overlay(to_frame([r.as_dict() for r in theory]), to_frame(records), plot)
         except (OSError, ValueError) as err:
             _plot_failed(err)
-
-
-def _variant(untied: bool, clusters: int, label_correlation: float, cluster_norm: float) -> Variant:
-    """The model variant of --untied and the cluster options (UsageError naming the option)."""
-    try:
-        return variant_of(untied, clusters, label_correlation, cluster_norm)
-    except ValueError as err:
-        raise _usage(err) from None

@@ -154,14 +154,14 @@ def theory(
             raise _usage(err) from None
         mixture = p.mixture
         method = method_for(engine, p, orders, points, randomisations)
-        if (untied or mixture is not None) and stability:
+        if not p.is_tied_gaussian and stability:
             raise UsageError(
                 "--stability: measured for the tied model only, not with --untied or --clusters"
             )
         valid = EXACT_BRANCHES if isinstance(method, GaussHermite) else QMC_BRANCHES
         if mixture is not None:
             valid = (*valid, MIXTURE_BRANCH)
-        if untied:
+        if p.untied:
             valid = tuple(b for b in valid if b != "mixed")
         if branch != "all" and branch not in valid:
             raise UsageError(f"--branch must be one of {valid + ('all',)}, got {branch!r}")
@@ -177,7 +177,7 @@ def theory(
     )
     records = [r.as_dict() for r in curves]
     columns = THEORY_COLUMNS + (STABILITY_COLUMNS if stability else [])
-    columns += UNTIED_COLUMNS if untied else []
+    columns += UNTIED_COLUMNS if p.untied else []
     columns += MIXTURE_COLUMNS if mixture is not None else []
     typer.echo(render(records, format, columns))
     if plot is not None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..params import TIED, Untied, Variant
 from ..softmax_loss import loss, loss_derivatives
 
 _ARMIJO = 1e-4
@@ -212,7 +213,7 @@ def global_prox(
     n_best: int = 2,
     gtol: float = 1e-10,
     max_iter: int = 100,
-    untied: bool = False,
+    variant: Variant = TIED,
 ) -> ProxResult:
     """Global minimiser of F over Newton runs from `starts` (N, S, L, r), lowest F kept.
 
@@ -223,9 +224,11 @@ def global_prox(
     w (N, L, r); Vinv (r, r); K, Cm: (N, L, L) per sample or (L, L) shared; c: (N,) or scalar.
     On a CUDA device the batched torch implementation runs; on the CPU the numba kernel of
     `attnphase.prox.kernel` (same algorithm, one problem per thread, ~10x faster there).
-    untied: the fields are (h_Q, h_K), r = 2 r_Q columns, and S = softmax_row(h_Q h_K^T)
-    (docs/theory-untied.md); the numba kernel only, so the tensors must be on the CPU.
+    variant `Untied()`: the fields are (h_Q, h_K), r = 2 r_Q columns, and
+    S = softmax_row(h_Q h_K^T) (docs/theory-untied.md); the numba kernel only, so the tensors
+    must be on the CPU. `Tied()` and `Mixture` (tied query and key): S = softmax_row(h h^T).
     """
+    untied = isinstance(variant, Untied)
     if untied and w.device.type != "cpu":
         raise ValueError("untied: the prox of untied fields runs on the CPU only")
     if untied and starts.shape[-1] % 2:
@@ -234,7 +237,7 @@ def global_prox(
         return global_prox_torch(
             w, Vinv, K, Cm, c, starts, probe=probe, n_best=n_best, gtol=gtol, max_iter=max_iter
         )
-    from .kernel import global_prox_kernel
+    from .kernel import global_prox_kernel, key_start_of
 
     N, S, L, r = starts.shape
     if w.shape != (N, L, r):
@@ -260,7 +263,7 @@ def global_prox(
         n_best,
         gtol,
         max_iter,
-        untied,
+        key_start_of(variant, r),
         out_h,
         out_f,
         out_s,

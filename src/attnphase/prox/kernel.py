@@ -3,8 +3,9 @@
 The same algorithm and formulas as the torch implementation in `attnphase.prox` (which
 serves CUDA devices), one problem at a time: safeguarded Newton from every start, the lowest
 objective kept. Derivatives as in `attnphase.softmax_loss` (THEORY.md §8). Every function
-takes `untied`: the fields' columns are then the query fields followed by the key fields and
-the logits are Z = h_Q h_K^T (docs/theory-untied.md); the CPU kernel is the only
+takes `key_start`, the column of h where the key fields start (`key_start_of`): 0 for tied
+fields (the key is the query, Z = h h^T); for untied fields h = (h_Q, h_K) of width 2 r_Q it is
+r_Q and the logits are Z = h_Q h_K^T (docs/theory-untied.md); the CPU kernel is the only
 implementation of that case.
 """
 
@@ -16,19 +17,27 @@ import numpy as np
 from numba import prange
 
 from ..jit import njit_cached
+from ..params import Untied, Variant
 
 _ARMIJO = 1e-4
 _BACKTRACKS = 30
 _NEWTON_ZONE = 1e-4
 
 
+def key_start_of(variant: Variant, width: int) -> int:
+    """The kernels' `key_start` for fields of `width` columns: width/2 for `Untied()` (the
+    query fields, then the key fields), 0 otherwise (tied: the key is the query)."""
+    return width // 2 if isinstance(variant, Untied) else 0
+
+
 @njit_cached()
-def _attention(h, S, untied):
-    """S = softmax_row(Z) into S (L x L): Z = h h^T (tied) or, for untied fields
-    h = (h_Q, h_K) of width 2r, Z = h_Q h_K^T."""
+def _attention(h, S, key_start):
+    """S = softmax_row(Z) into S (L x L): Z_ik = sum_a h_ia h_k(a + key_start) over the
+    R - key_start query columns a (tied, key_start = 0: Z = h h^T; untied, key_start = R/2:
+    Z = h_Q h_K^T)."""
     L, R = h.shape
-    r = R // 2 if untied else R
-    off = r if untied else 0
+    r = R - key_start
+    off = key_start
     for i in range(L):
         zmax = -np.inf
         for k in range(L):
@@ -46,10 +55,10 @@ def _attention(h, S, untied):
 
 
 @njit_cached()
-def objective(h, w, Vinv, K, Cm, c, S, untied):
+def objective(h, w, Vinv, K, Cm, c, S, key_start):
     """F(h) = 1/2 tr((h - w) V^{-1} (h - w)^T) + g(h); S is scratch (L x L)."""
     L, r = h.shape
-    _attention(h, S, untied)
+    _attention(h, S, key_start)
     f = c
     for i in range(L):
         for k in range(L):
@@ -65,16 +74,15 @@ def objective(h, w, Vinv, K, Cm, c, S, untied):
 
 
 @njit_cached()
-def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, untied):
+def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, key_start):
     """Gradient (L*r) and Hessian (L*r x L*r) of F at h, row-major flattening of h. With
-    P = dg/dZ: tied, dZ_ik/dh_ac = delta_ia h_kc + delta_ka h_ic and the curvature of Z adds
-    delta_cd (P + P^T)_ab; untied (columns c < r/2 query, the others key, c' = c + r/2),
-    dZ_ik/dh_ac = delta_ia h_kc' and dZ_ik/dh_ac' = delta_ka h_ic, curvature P_ab at (ac, bc')
-    and P_ba at (ac', bc)."""
+    P = dg/dZ: tied (key_start = 0), dZ_ik/dh_ac = delta_ia h_kc + delta_ka h_ic and the
+    curvature of Z adds delta_cd (P + P^T)_ab; untied (columns c < key_start = r/2 query, the
+    others key, c' = c + key_start), dZ_ik/dh_ac = delta_ia h_kc' and
+    dZ_ik/dh_ac' = delta_ka h_ic, curvature P_ab at (ac, bc') and P_ba at (ac', bc)."""
     L, r = h.shape
     n = L * r
-    half = r // 2
-    _attention(h, S, untied)
+    _attention(h, S, key_start)
     for i in range(L):
         ubar = 0.0
         for k in range(L):
@@ -89,12 +97,12 @@ def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, untied):
         for cc in range(r):
             g = 0.0
             for k in range(L):
-                if not untied:
+                if key_start == 0:
                     g += (P[a, k] + P[k, a]) * h[k, cc]
-                elif cc < half:
-                    g += P[a, k] * h[k, cc + half]
+                elif cc < key_start:
+                    g += P[a, k] * h[k, cc + key_start]
                 else:
-                    g += P[k, a] * h[k, cc - half]
+                    g += P[k, a] * h[k, cc - key_start]
             for b in range(r):
                 g += (h[a, b] - w[a, b]) * Vinv[cc, b]
             grad[a * r + cc] = g
@@ -123,16 +131,16 @@ def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, untied):
             for a in range(L):
                 for cc in range(r):
                     v = 0.0
-                    if not untied:
+                    if key_start == 0:
                         if a == i:
                             v += h[k, cc]
                         if a == k:
                             v += h[i, cc]
-                    elif cc < half:
+                    elif cc < key_start:
                         if a == i:
-                            v += h[k, cc + half]
+                            v += h[k, cc + key_start]
                     elif a == k:
-                        v += h[i, cc - half]
+                        v += h[i, cc - key_start]
                     E[k, a * r + cc] = v
         for k in range(L):
             for y in range(n):
@@ -148,10 +156,10 @@ def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, untied):
                 H[x, y] += v
     for a in range(L):
         for b in range(L):
-            if untied:
-                for cc in range(half):
-                    H[a * r + cc, b * r + cc + half] += P[a, b]
-                    H[a * r + cc + half, b * r + cc] += P[b, a]
+            if key_start > 0:
+                for cc in range(key_start):
+                    H[a * r + cc, b * r + cc + key_start] += P[a, b]
+                    H[a * r + cc + key_start, b * r + cc] += P[b, a]
             else:
                 pab = P[a, b] + P[b, a]
                 for cc in range(r):
@@ -162,7 +170,7 @@ def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, untied):
 
 
 @njit_cached()
-def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor, untied):
+def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor, key_start):
     """Local minimiser of F from h (modified in place); returns (F, stationary)."""
     L, r = h.shape
     n = L * r
@@ -172,9 +180,9 @@ def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor, untied):
     H = np.empty((n, n))
     step = np.empty(n)
     trial = np.empty((L, r))
-    f = objective(h, w, Vinv, K, Cm, c, S, untied)
+    f = objective(h, w, Vinv, K, Cm, c, S, key_start)
     for _ in range(max_iter):
-        derivatives(h, w, Vinv, K, Cm, S, P, grad, H, untied)
+        derivatives(h, w, Vinv, K, Cm, S, P, grad, H, key_start)
         gmax = 0.0
         hnorm = 0.0
         for x in range(n):
@@ -205,7 +213,7 @@ def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor, untied):
         for _ls in range(_BACKTRACKS + 1):
             for x in range(n):
                 trial[x // r, x % r] = h[x // r, x % r] + t * step[x]
-            ft = objective(trial, w, Vinv, K, Cm, c, S, untied)
+            ft = objective(trial, w, Vinv, K, Cm, c, S, key_start)
             if pure or ft <= f + _ARMIJO * t * slope:
                 accepted = True
                 break
@@ -229,7 +237,7 @@ def global_prox_kernel(
     n_best,
     gtol,
     max_iter,
-    untied,
+    key_start,
     out_h,
     out_f,
     out_start,
@@ -240,8 +248,8 @@ def global_prox_kernel(
     minimiser when g >= 0); the lowest F is kept (outputs written in place; out_start = S + k
     for the k-th probe start).
 
-    K, Cm, c have a leading axis of length N (per problem) or 1 (shared); untied: the logits
-    are h_Q h_K^T (see `derivatives`)."""
+    K, Cm, c have a leading axis of length N (per problem) or 1 (shared); key_start: the column
+    where the key fields start, 0 when tied (see `_attention`, `derivatives`)."""
     N, S_, L, r = starts.shape
     lam = np.linalg.eigvalsh(Vinv)
     floor = 1e-2 * lam[0]
@@ -261,15 +269,15 @@ def global_prox_kernel(
                 h[:, :] = starts[i, s]
             else:
                 if s == S_:
-                    g0 = objective(wi, wi, Vinv, Ki, Cmi, ci, S, untied)
+                    g0 = objective(wi, wi, Vinv, Ki, Cmi, ci, S, key_start)
                     radius = math.sqrt(2.0 * vmax * max(g0, 0.0))
                     fp = np.empty(n_probe)
                     for p in range(n_probe):
                         h[:, :] = wi + radius * probe[p]
-                        fp[p] = objective(h, wi, Vinv, Ki, Cmi, ci, S, untied)
+                        fp[p] = objective(h, wi, Vinv, Ki, Cmi, ci, S, key_start)
                     order = np.argsort(fp)
                 h[:, :] = wi + radius * probe[order[s - S_]]
-            f, stat = newton(h, wi, Vinv, Ki, Cmi, ci, gtol, max_iter, floor, untied)
+            f, stat = newton(h, wi, Vinv, Ki, Cmi, ci, gtol, max_iter, floor, key_start)
             if f < best:
                 best = f
                 out_h[i] = h

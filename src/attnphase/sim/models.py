@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..params import TIED, Mixture, Tied, Untied, Variant
+
 
 def attention_map(h: torch.Tensor) -> torch.Tensor:
     """Row-wise softmax(h h^T) for fields h [..., L, r] -> [..., L, L] (eq. 2)."""
@@ -57,29 +59,40 @@ def linear_output(x: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
 class Layout:
     """How the trained weights of one student are packed side by side in a single tensor
     P [B, d, width] (so every optimiser sees one parameter): Q_Q (d x r), then Q_K (d x r) if
-    `untied`, then U and W (d x value_rank each) if value_rank > 0. The tied model is
-    Layout(r): P = Q.
+    the model's `variant` is `Untied()`, then U and W (d x value_rank each) if value_rank > 0.
+    The tied model (`Tied()`, and `Mixture`: tied query and key) is Layout(r): P = Q.
 
     Student (THEORY.md §10): f(x) = softmax(x~ Q_Q Q_K^T x~^T/d) x~ (I + U W^T/d), with
     Q_K = Q_Q when tied and no value term when value_rank = 0."""
 
     r: int
-    untied: bool = False
+    variant: Variant = TIED
     value_rank: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.variant, Tied | Untied | Mixture):
+            raise ValueError(
+                f"variant must be Tied(), Untied() or a Mixture(...), got {self.variant!r}"
+            )
+
+    @property
+    def key_columns(self) -> int:
+        """Columns of Q_K's own block: r for `Untied()`, 0 when Q_K is Q_Q (tied)."""
+        return self.r if isinstance(self.variant, Untied) else 0
 
     @property
     def width(self) -> int:
-        return self.r * (2 if self.untied else 1) + 2 * self.value_rank
+        return self.r + self.key_columns + 2 * self.value_rank
 
     def split(self, P: torch.Tensor):
         """(Q_Q, Q_K, U, W) views of P; Q_K is Q_Q when tied, U and W are None without a
         value matrix."""
         r, rv = self.r, self.value_rank
         QQ = P[..., :r]
-        QK = P[..., r : 2 * r] if self.untied else QQ
+        k = r + self.key_columns
+        QK = P[..., r:k] if self.key_columns else QQ
         if rv == 0:
             return QQ, QK, None, None
-        k = 2 * r if self.untied else r
         return QQ, QK, P[..., k : k + rv], P[..., k + rv : k + 2 * rv]
 
 
@@ -92,7 +105,7 @@ def student_map(x_pos: torch.Tensor, P: torch.Tensor, layout: Layout) -> torch.T
     """softmax(x~ Q_Q Q_K^T x~^T/d), [B, n, L, L]."""
     QQ, QK, _, _ = layout.split(P)
     hq = fields(x_pos, QQ)
-    return attention_map_qk(hq, hq if not layout.untied else fields(x_pos, QK))
+    return attention_map_qk(hq, fields(x_pos, QK) if isinstance(layout.variant, Untied) else hq)
 
 
 def student_output(x_pos: torch.Tensor, P: torch.Tensor, layout: Layout) -> torch.Tensor:
@@ -120,7 +133,7 @@ def penalty(P: torch.Tensor, lam: float, layout: Layout) -> torch.Tensor:
     Q_Q = Q_K); plus lam/2 (||U||^2 + ||W||^2) for a value matrix. Per problem [B]."""
     QQ, QK, U, W = layout.split(P)
     out = QQ.pow(2).sum(dim=(1, 2))
-    if layout.untied:
+    if isinstance(layout.variant, Untied):
         out = 0.5 * (out + QK.pow(2).sum(dim=(1, 2)))
     if U is not None:
         out = out + U.pow(2).sum(dim=(1, 2)) + W.pow(2).sum(dim=(1, 2))

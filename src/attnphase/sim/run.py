@@ -214,7 +214,7 @@ class SimConfig:
     @property
     def layout(self) -> Layout:
         """How the trained weights are packed (tied: just Q)."""
-        return Layout(self.params.rank, self.params.untied, int(self.value_rank))
+        return Layout(self.params.rank, self.params.variant, int(self.value_rank))
 
     @property
     def init_name(self) -> str:

@@ -62,14 +62,13 @@ class QMCChannel:
         seed: int,
         variant: Variant = TIED,
     ):
-        untied = isinstance(variant, Untied)
         mixture = variant if isinstance(variant, Mixture) else None
-        if untied and r % 2:
+        if isinstance(variant, Untied) and r % 2:
             raise ValueError(f"untied: the student field needs an even width, got r = {r}")
         if mixture is not None:
             mixture.check_length(L)
         self.L, self.r, self.t, self.variant = L, r, t, variant
-        self.untied, self.mixture = untied, mixture
+        self.mixture = mixture
         self.z = gaussian_points(n, L * (r + t), seed).reshape(-1, L, r + t)
         copies = 1 if mixture is None else mixture.clusters**L
         z = np.tile(self.z, (copies, 1, 1))  # copy s of every point has label sequence s
@@ -161,7 +160,7 @@ class QMCChannel:
             torch.from_numpy(cst),
             torch.from_numpy(self.starts(w, hstar, o)),
             probe=PROBE,
-            untied=self.untied,
+            variant=self.variant,
         )
         h = res.h.numpy()
         env = res.envelope.numpy()

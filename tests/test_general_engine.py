@@ -6,7 +6,7 @@ import pytest
 from attnphase import QMC, ModelParams, solve
 from attnphase.baseline import linear_test_error, linear_test_error_qmc
 from attnphase.theory import overlaps as ge
-from attnphase.theory.gauss_hermite import equations as eq
+from attnphase.theory.overlaps import Hats, Overlaps
 
 L3_A = np.full((3, 3), 0.2) + 0.4 * np.eye(3)
 
@@ -17,9 +17,9 @@ def test_matrix_overlap_equations_reduce_to_the_scalar_ones():
     theta = s2 rho thetahat/k with k = lambda + s2 Vhat (the exact channel uses the matrix
     equations at 1 x 1, so the reference is written out here)."""
     p = ModelParams()
-    h = eq.Hats(qhat=0.0123, mhat=-0.0045, Vhat=0.061, thetahat=0.27)
+    h = Hats(qhat=0.0123, mhat=-0.0045, Vhat=0.061, thetahat=0.27)
     s2, k = p.sigma**2, p.lam + p.sigma**2 * h.Vhat
-    scalar = eq.Overlaps(
+    scalar = Overlaps(
         q=s2 * (s2 * h.qhat + h.mhat**2 + s2 * p.rho * h.thetahat**2) / k**2,
         m=h.mhat / k,
         V=s2 / k,

@@ -15,9 +15,14 @@ from attnphase import (
     solve,
 )
 from attnphase.baseline import linear_baseline_matrix, uniform_attention_error
-from attnphase.theory.gauss_hermite import equations as eq
-from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
+from attnphase.theory.gauss_hermite.channel import (
+    ChannelIntegrator,
+    hats,
+    kappa,
+    train_loss_identity,
+)
 from attnphase.theory.gauss_hermite.prox import prox
+from attnphase.theory.overlaps import Overlaps, scalar_free_entropy
 
 from .conftest import TEST_ORDER
 
@@ -27,16 +32,16 @@ def test_minus_phi_equals_training_objective_at_fixed_points(reference_curves, b
     """-Phi = alpha E[ell(h_hat; h*)] + lambda q/(2 sigma^2) at every converged fixed point."""
     _, results = reference_curves[branch]
     p = ModelParams()
-    k = eq.kappa(sigma=p.sigma, omega=p.omega, A=p.A)
+    k = kappa(sigma=p.sigma, omega=p.omega, A=p.A)
     checked = 0
     for r in results:
         if not r.converged:
             continue
-        o = eq.Overlaps(r.q, r.m, r.V, r.theta)
+        o = Overlaps(r.q, r.m, r.V, r.theta)
         e = ChannelIntegrator(*TEST_ORDER).moments(
             r.q, r.m, r.V, r.theta, rho=p.rho, sigma2=p.sigma**2, omega=p.omega, A=p.A_array
         )
-        rhs = eq.train_loss_identity(o, e, alpha=r.alpha, sigma=p.sigma, lam=p.lam, kappa_=k)
+        rhs = train_loss_identity(o, e, alpha=r.alpha, sigma=p.sigma, lam=p.lam, kappa_=k)
         assert r.train_loss == pytest.approx(rhs, rel=2e-5)
         checked += 1
     assert checked >= 15
@@ -45,14 +50,14 @@ def test_minus_phi_equals_training_objective_at_fixed_points(reference_curves, b
 def test_identity_fails_away_from_a_fixed_point():
     """The identity is a property of fixed points, not of any point (so the test above can fail)."""
     p = ModelParams()
-    o = eq.Overlaps(0.1, 0.0, 12.0, 0.15)
+    o = Overlaps(0.1, 0.0, 12.0, 0.15)
     e = ChannelIntegrator(16, 8).moments(
         o.q, o.m, o.V, o.theta, rho=p.rho, sigma2=p.sigma**2, omega=p.omega, A=p.A_array
     )
-    h = eq.hats(e, o, alpha=2.0, rho=p.rho)
-    k = eq.kappa(sigma=p.sigma, omega=p.omega, A=p.A)
-    phi = eq.free_entropy(o, h, e, alpha=2.0, sigma=p.sigma, lam=p.lam, rho=p.rho, kappa_=k)
-    rhs = eq.train_loss_identity(o, e, alpha=2.0, sigma=p.sigma, lam=p.lam, kappa_=k)
+    h = hats(e, o, alpha=2.0, rho=p.rho)
+    k = kappa(sigma=p.sigma, omega=p.omega, A=p.A)
+    phi = scalar_free_entropy(o, h, e.M + k, alpha=2.0, sigma=p.sigma, lam=p.lam, rho=p.rho)
+    rhs = train_loss_identity(o, e, alpha=2.0, sigma=p.sigma, lam=p.lam, kappa_=k)
     assert abs(-phi / rhs - 1) > 1e-3
 
 
@@ -78,12 +83,12 @@ def test_realizable_semantic_target_error_decreases_with_alpha():
 def test_ibp_and_direct_estimators_agree_at_high_order():
     """The integration-by-parts hats (THEORY.md §6) equal the direct forms of §3."""
     p = ModelParams()
-    o = eq.Overlaps(0.0819, 0.0, 17.27, 0.1217)  # near the semantic fixed point at alpha=1.25
+    o = Overlaps(0.0819, 0.0, 17.27, 0.1217)  # near the semantic fixed point at alpha=1.25
     e = ChannelIntegrator(64, 16).moments(
         o.q, o.m, o.V, o.theta, rho=p.rho, sigma2=p.sigma**2, omega=p.omega, A=p.A_array
     )
-    ibp = eq.hats(e, o, alpha=1.25, rho=p.rho, estimator="ibp")
-    direct = eq.hats(e, o, alpha=1.25, rho=p.rho, estimator="direct")
+    ibp = hats(e, o, alpha=1.25, rho=p.rho, estimator="ibp")
+    direct = hats(e, o, alpha=1.25, rho=p.rho, estimator="direct")
     assert ibp.thetahat == pytest.approx(direct.thetahat, rel=2e-3)
     assert ibp.Vhat == pytest.approx(direct.Vhat, rel=5e-3)
     assert abs(ibp.mhat) < 1e-12  # exact symmetry on the m = 0 manifold
@@ -176,7 +181,7 @@ def test_teacher_constant_kappa_against_monte_carlo_for_a_non_stochastic_A():
     objective = r.alpha * ell_h.mean() + p.lam * r.q / (2 * s2)
     assert r.train_loss == pytest.approx(objective, abs=4 * r.alpha * se_h + 3e-7)
     # the check has the power to see kappa: both kappa terms are > 1000 standard errors
-    k = eq.kappa(sigma=p.sigma, omega=p.omega, A=p.A)
+    k = kappa(sigma=p.sigma, omega=p.omega, A=p.A)
     assert k == pytest.approx(0.0117, rel=1e-12) and k > 1000 * max(se_w, r.alpha * se_h)
 
 

@@ -31,8 +31,8 @@ import pandas as pd
 import pytest
 
 from attnphase import ModelParams
-from attnphase.theory.gauss_hermite import equations as eq
-from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
+from attnphase.theory.gauss_hermite.channel import ChannelIntegrator, hats
+from attnphase.theory.overlaps import Overlaps, scalar_overlaps
 
 from .conftest import DATA, TEST_ORDER, reference_table
 
@@ -99,12 +99,12 @@ def test_semantic_branch_ends_by_merging_with_the_trivial_point(reference_curves
 
 def _theta_contraction(row, order):
     p = ModelParams()
-    o = eq.Overlaps(row.q, 0.0, row.V, row.theta)
+    o = Overlaps(row.q, 0.0, row.V, row.theta)
     e = ChannelIntegrator(*order).moments(
         o.q, o.m, o.V, o.theta, rho=p.rho, sigma2=p.sigma**2, omega=p.omega, A=p.A_array
     )
-    new = eq.overlaps(
-        eq.hats(e, o, alpha=row.alpha, rho=p.rho), sigma=p.sigma, lam=p.lam, rho=p.rho
+    new = scalar_overlaps(
+        hats(e, o, alpha=row.alpha, rho=p.rho), sigma=p.sigma, lam=p.lam, rho=p.rho
     )
     return new.theta / o.theta
 

@@ -53,3 +53,22 @@ def test_trivial_branch_stays_exactly_trivial():
         warnings.simplefilter("error")
         r = solve(0.5, ModelParams(), branch="trivial", method=GaussHermite((16, 8)))
     assert r.converged and abs(r.m) < 1e-14 and abs(r.theta) < 1e-14
+
+
+def test_gauss_hermite_errors_are_the_change_to_an_independent_solve_at_the_check_order():
+    """Every number's `_err` is its change between the method's order (64, 24) and its check
+    order (48, 16). Against a cold solve at (48, 16) on its own (positional branch, alpha 1.5,
+    where the errors are largest: q_err 1.09e-4, V_err 0.018, eps_g_err 2.0e-6): measured
+    | err - |value - value_check| | / |value| <= 9.2e-7, the two solvers' relative tolerance
+    (1e-6 each), hence the bound 2e-6. A check at the wrong order, errors of another number,
+    or the check's numbers reported instead of the main ones would fail by 1e-4 and more;
+    errors=False gives the same numbers with NaN errors."""
+    p = ModelParams()
+    res = solve(1.5, p, branch="positional")
+    chk = solve(1.5, p, branch="positional", method=GaussHermite((48, 16)), errors=False)
+    bare = solve(1.5, p, branch="positional", errors=False)
+    assert res.q_err > 1e-5 and res.V_err > 1e-3  # a real difference, not rounding
+    for k in ("q", "m", "V", "theta", "qhat", "mhat", "Vhat", "test_error", "train_loss"):
+        v, err = getattr(res, k), getattr(res, f"{k}_err")
+        assert abs(err - abs(v - getattr(chk, k))) <= 2e-6 * max(abs(v), 1e-12), k
+        assert getattr(bare, k) == v and math.isnan(getattr(bare, f"{k}_err")), k

@@ -20,9 +20,9 @@ from ..theory import (
     Method,
     learning_curves,
 )
-from ..theory.qmc.engine import QMC_BRANCHES, MIXTURE_BRANCH, check_variant
 from ..theory.gauss_hermite.engine import BRANCHES as EXACT_BRANCHES
 from ..theory.method import exact_refusal
+from ..theory.qmc.engine import MIXTURE_BRANCH, QMC_BRANCHES, check_variant
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -58,7 +58,9 @@ THEORY_COLUMNS = [
     "V",
     "theta",
     "test_error",
+    "test_error_err",
     "train_loss",
+    "train_loss_err",
     "linear_test_error",
     "kind",
     "converged",

@@ -59,6 +59,7 @@ def solve(
     method: Method | str = "auto",
     tol: float | None = None,
     strict: bool = False,
+    errors: bool = True,
 ) -> TheoryResult:
     """One fixed point of the state evolution at sample complexity alpha.
 
@@ -68,6 +69,9 @@ def solve(
     (its pinned overlaps held at zero), on no manifold otherwise (labelled "custom").
     method: `GaussHermite(...)`, `QMC(...)` or "auto" (Gauss-Hermite where it applies).
     tol: the solver's relative tolerance (default 1e-6 Gauss-Hermite, 1e-5 QMC).
+    errors: every number's integration error `<name>_err` (Gauss-Hermite: its change when
+    re-solved at `check_order`, warm from the fixed point; QMC: the standard error over
+    scramblings, always); errors=False skips the Gauss-Hermite re-solve (errors NaN).
     Non-convergence: converged=False and a NonConvergenceWarning, or ConvergenceError if strict.
     """
     alpha = check_positive("alpha", alpha)
@@ -76,7 +80,7 @@ def solve(
     label = _check_branch(branch, start)
     kw: _Tolerance = {} if tol is None else {"tol": check_positive("tol", tol)}
     if isinstance(m, GaussHermite):
-        return solve_exact(alpha, p, start, label, m, strict=strict, **kw)
+        return solve_exact(alpha, p, start, label, m, strict=strict, check=errors, **kw)
     if start is not None and not isinstance(start, MatrixOverlaps):
         raise ValueError(f"start: QMC starts from MatrixOverlaps, got {type(start).__name__}")
     res = solve_qmc(alpha, p, start, label, m, **kw)
@@ -92,6 +96,7 @@ def learning_curve(
     method: Method | str = "auto",
     tol: float | None = None,
     progress: bool = False,
+    errors: bool = True,
 ) -> list[TheoryResult]:
     """Follow one branch along alpha with warm starts; results in the order of `alphas`.
 
@@ -99,7 +104,7 @@ def learning_curve(
     decreasing for the semantic branch); until it is found every point starts cold, then each
     starts from the previous one, so past the end of the branch the curve follows the fixed
     point it ran into (`kind` says which). QMC curves keep the same points and prox warm
-    starts throughout (common random numbers).
+    starts throughout (common random numbers). errors: as in `solve`.
     """
     alist = [check_positive("alpha", a) for a in alphas]
     if not alist:
@@ -109,7 +114,7 @@ def learning_curve(
     _check_branch(branch, None)
     kw: _Tolerance = {} if tol is None else {"tol": check_positive("tol", tol)}
     if isinstance(m, GaussHermite):
-        return exact_curve(alist, p, branch, m, progress=progress, **kw)
+        return exact_curve(alist, p, branch, m, progress=progress, check=errors, **kw)
     curve = qmc_curve(alist, p, branch, m, progress=progress, **kw)
     for res in curve:
         _warn_unconverged(res)

@@ -12,6 +12,7 @@ applies and QMC otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..params import ModelParams, check_int
 
@@ -43,6 +44,9 @@ class GaussHermite:
 
     order: tuple[int, int] = DEFAULT_ORDER
     check_order: tuple[int, int] = CHECK_ORDER
+    # the order parameter (|theta|, |m|) of a fixed point on its branch exceeds this: the
+    # solver's tolerance, far above the quadrature's rounding
+    on_branch: ClassVar[float] = 1e-6
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "order", check_order("order", self.order))
@@ -60,6 +64,10 @@ class QMC:
     points: int = DEFAULT_POINTS
     randomisations: int = DEFAULT_RANDOMISATIONS
     seed: int = 0
+    # on one scrambling, the order parameter (largest |theta| or |M| entry) of a fixed point on
+    # its branch exceeds this (where a branch has ended it stays at the integration-noise
+    # level, not at zero); a mean over scramblings must also exceed three standard errors
+    on_branch: ClassVar[float] = 1e-4
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "points", check_int("points", self.points, minimum=2))

@@ -2,7 +2,8 @@
 
 Pure functions of matrices (numpy). Shapes: q, V, qhat, Vhat: r x r; M, Mhat: K x r;
 theta, thetahat: t x r; rho = sigma^2 I_t. `MatrixMoments` holds the channel expectations
-(computed by `attnphase.theory.qmc.channel`); the L=2, r=t=K=1 case is §3-§4 exactly.
+(computed by `attnphase.theory.qmc.channel`); the L=2, r=t=K=1 case is §3-§4 exactly, and
+`Overlaps`, `Hats` are its scalars.
 """
 
 from __future__ import annotations
@@ -129,3 +130,56 @@ def train_loss_identity(
 def test_error(m: MatrixMoments) -> float:
     """eps_g = sigma^2/2 E|S(w) - T(h*)|^2 at the un-proxed fields (§7.4)."""
     return float(m.ell_free)
+
+
+@dataclass(frozen=True)
+class Overlaps:
+    """The order parameters at L = 2, r = t = K = 1 (THEORY.md §1): q, m, V, theta."""
+
+    q: float
+    m: float
+    V: float
+    theta: float
+
+    def matrices(self) -> MatrixOverlaps:
+        """The 1 x 1 matrices of §7."""
+        return MatrixOverlaps(*(np.array([[x]]) for x in (self.q, self.m, self.theta, self.V)))
+
+
+@dataclass(frozen=True)
+class Hats:
+    """The conjugate variables at L = 2, r = t = K = 1 (THEORY.md §3)."""
+
+    qhat: float
+    mhat: float
+    Vhat: float
+    thetahat: float
+
+    def matrices(self) -> MatrixHats:
+        """The 1 x 1 matrices of §7.2."""
+        return MatrixHats(
+            *(np.array([[x]]) for x in (self.qhat, self.mhat, self.thetahat, self.Vhat))
+        )
+
+
+def scalar_overlaps(h: Hats, *, sigma: float, lam: float, rho: float) -> Overlaps:
+    """The prior side of THEORY.md §3: `overlaps` (§7.3) at r = t = K = 1. ArithmeticError
+    where lambda + sigma^2 Vhat <= 0 (no overlaps, §6)."""
+    o = overlaps(h.matrices(), sigma=sigma, lam=lam, rho=np.array([[rho]]))
+    return Overlaps(q=o.q.item(), m=o.M.item(), V=o.V.item(), theta=o.theta.item())
+
+
+def scalar_free_entropy(
+    o: Overlaps, h: Hats, envelope: float, *, alpha: float, sigma: float, lam: float, rho: float
+) -> float:
+    """Phi of eq. 14 (THEORY.md §4): `free_entropy` (§7.4) at r = t = K = 1, with the
+    envelope E[M] including the teacher-only constant."""
+    return free_entropy(
+        o.matrices(),
+        h.matrices(),
+        envelope,
+        alpha=alpha,
+        sigma=sigma,
+        lam=lam,
+        rho=np.array([[rho]]),
+    )

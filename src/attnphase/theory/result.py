@@ -36,8 +36,6 @@ STABILITY_NAMES = ("rs_stability", "jump_mass", "vhat_smooth")  # NaN until `wit
 # the record's names of the overlaps: m and mhat are M and Mhat
 NAMES = ("q", "m", "V", "theta", "qhat", "mhat", "Vhat", "thetahat")
 _KEY = {"m": "M", "mhat": "Mhat"}
-# on a branch: an order parameter counts as non-zero above three standard errors plus this
-ON_BRANCH = 1e-8
 
 
 def plain_value(x) -> float | np.ndarray:
@@ -161,19 +159,20 @@ class TheoryResult:
         """Which fixed point this is: semantic (theta != 0), positional (the positional rows of
         M != 0), mixed (both), trivial (neither); with correlated tokens clustered where the
         mean rows m_mu are != 0 and the positional rows are 0, mixed where both are; "none"
-        when not converged. Gauss-Hermite: non-zero above 1e-6 (theta: 1e-6 sigma^2); QMC:
-        above three standard errors plus ON_BRANCH (ON_BRANCH alone for one scrambling)."""
+        when not converged. Non-zero: above the method's `on_branch` (QMC: plus three standard
+        errors of the mean over scramblings)."""
         if not self.converged:
             return "none"
         if isinstance(self.method, GaussHermite):
-            sem = abs(self.theta) > 1e-6 * self.sigma**2
-            pos = abs(self.m) > 1e-6
+            sem = abs(self.theta) > self.method.on_branch
+            pos = abs(self.m) > self.method.on_branch
             if sem and pos:
                 return "mixed"
             return "semantic" if sem else "positional" if pos else "trivial"
         err = {k: np.nan_to_num(self.errors[k]) for k in ("theta", "M")}
-        sem = np.any(np.abs(self.values["theta"]) > 3 * err["theta"] + ON_BRANCH)
-        aligned = np.abs(self.values["M"]) > 3 * err["M"] + ON_BRANCH
+        floor = self.method.on_branch
+        sem = np.any(np.abs(self.values["theta"]) > 3 * err["theta"] + floor)
+        aligned = np.abs(self.values["M"]) > 3 * err["M"] + floor
         pos = np.any(aligned[: self.params.K])
         if np.any(aligned[self.params.K :]):
             return "mixed" if pos else "clustered"
@@ -188,10 +187,10 @@ class TheoryResult:
         )
 
     def as_dict(self) -> dict:
-        """Flat record for tables and JSON. Gauss-Hermite: the paper's scalars, A as
-        a11..a22, the orders as n_xi, n_y. QMC: overlaps as scalars for r = t = K = 1 (nested
-        lists otherwise) with `<name>_err`, L, rank, teacher_rank, A, encodings, points,
-        randomisations, and the variant's columns."""
+        """Flat record for tables and JSON. Gauss-Hermite: the paper's scalars with their
+        `<name>_err` (the order difference), A as a11..a22, the orders as n_xi, n_y. QMC:
+        overlaps as scalars for r = t = K = 1 (nested lists otherwise) with `<name>_err`, L,
+        rank, teacher_rank, A, encodings, points, randomisations, and the variant's columns."""
         if isinstance(self.method, GaussHermite):
             return self._exact_dict()
         return self._qmc_dict()
@@ -206,6 +205,7 @@ class TheoryResult:
         }
         for name in (*NAMES, "test_error", "train_loss"):
             d[name] = getattr(self, name)
+            d[f"{name}_err"] = getattr(self, f"{name}_err")
         d.update(
             linear_test_error=self.linear_test_error,
             converged=self.converged,

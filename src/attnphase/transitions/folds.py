@@ -25,7 +25,7 @@ FOLD_SAMPLES = 16
 FOLD_XTOL = 1e-6  # relative tolerance in t of the singular point of a fold
 SAMPLE_T_MIN = 1e-3  # the smallest order parameter sampled in a fold search
 BIFURCATION_T = 1e-6  # the order parameter at which a branch ending at t -> 0 is evaluated
-# (or the system's t_min, above the collapse threshold of its map: 3e-5 for Gauss-Hermite)
+# (or the system's t_min, above the collapse threshold of its map: 3e-6 for Gauss-Hermite)
 FOLD_SIGN = {"semantic": 1.0, "positional": -1.0}  # semantic ends at its lowest alpha
 FoldCheck = Callable[[float, float, np.ndarray, np.ndarray | None], tuple[float, int]]
 

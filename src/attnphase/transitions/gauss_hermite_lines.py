@@ -49,8 +49,8 @@ def first_point(p: ModelParams, alpha_min: float, alpha_max: float, order=SCAN_O
     from .scan import on_own_branch as _on
 
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, SCAN_NUM)]
-    sem = learning_curve(alphas, p, branch="semantic", method=GaussHermite(order))
-    pos = learning_curve(alphas, p, branch="positional", method=GaussHermite(order))
+    sem = learning_curve(alphas, p, branch="semantic", method=GaussHermite(order), errors=False)
+    pos = learning_curve(alphas, p, branch="positional", method=GaussHermite(order), errors=False)
     on_s = [_on(r, "semantic") for r in sem]
     on_p = [_on(r, "positional") for r in pos]
     nan = math.nan
@@ -87,7 +87,9 @@ def _state_near(p, branch, alpha, fp: FirstPoint, order) -> np.ndarray | None:
     x = fp.states[min(keys, key=lambda k: abs(k[1] - alpha))]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvergenceWarning)
-        res = solve(alpha, p, start=tuple(x), method=GaussHermite(order), branch=branch)
+        res = solve(
+            alpha, p, start=tuple(x), method=GaussHermite(order), branch=branch, errors=False
+        )
     return np.array([res.q, res.m, res.V, res.theta]) if _on(res, branch) else None
 
 

@@ -34,9 +34,6 @@ from .roots import bracket_sign_changes, refine_or_interpolate
 
 BRANCHES = ("semantic", "positional")
 SPINODAL_STEPS = 6  # bisection steps: the spinodal to 1/64 of the grid step
-# one QMC scrambling: max |theta| (semantic) or |M| (positional) of a fixed point on its branch
-# (the order parameter stays at the integration-noise level where a branch has ended)
-QMC_ON_BRANCH = 1e-4
 
 
 def on_own_branch(result, branch: str) -> bool:
@@ -70,14 +67,16 @@ class GaussHermiteReplica(Replica):
         self.p, self.method = p, method
 
     def curve(self, alphas, branch):
-        return learning_curve(alphas, self.p, branch=branch, method=self.method)
+        return learning_curve(alphas, self.p, branch=branch, method=self.method, errors=False)
 
     def solve_near(self, alpha, near, branch):
         """Solve on near's branch from its overlaps; not converging there leaves the branch."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonConvergenceWarning)
             start = (near.q, near.m, near.V, near.theta)
-            return solve(alpha, self.p, start=start, method=self.method, branch=branch)
+            return solve(
+                alpha, self.p, start=start, method=self.method, branch=branch, errors=False
+            )
 
     def on_branch(self, point, branch):
         return on_own_branch(point, branch)
@@ -105,7 +104,7 @@ class ScramblingReplica(Replica):
         if point is None or point.overlaps is None or not point.converged:
             return False
         o = point.overlaps
-        return bool(np.abs(o.theta if branch == "semantic" else o.M).max() > QMC_ON_BRANCH)
+        return bool(np.abs(o.theta if branch == "semantic" else o.M).max() > QMC.on_branch)
 
     def observable(self, point, key):
         return point.observables[key]

@@ -39,7 +39,7 @@ from .continuation import LinePoint
 from .newton import OffDomain
 from .paths import SCAN_NUM
 from .roots import bracket_sign_changes, interpolated_root
-from .scan import BRANCHES, QMC_ON_BRANCH, BranchScan, ScramblingReplica
+from .scan import BRANCHES, BranchScan, ScramblingReplica
 from .systems import BranchAtOrder, CachedBranchMap, CrossingSystem, LinearSystem
 
 LINE_METHOD = QMC(points=2048, randomisations=4)
@@ -72,7 +72,7 @@ class ScramblingBranchMap(CachedBranchMap):
         self._order = layout.blocks()[2 if branch == "semantic" else 1]
         self._warm: np.ndarray | None = None
 
-    on_branch = QMC_ON_BRANCH
+    on_branch = QMC.on_branch
 
     def _evaluate(self, xf, alpha):
         x = self.full(xf)

@@ -20,13 +20,13 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ..params import ModelParams
-from ..theory.gauss_hermite import equations as eq
-from ..theory.gauss_hermite.channel import ChannelIntegrator
+from ..theory.gauss_hermite.channel import ChannelIntegrator, kappa, test_error
 from ..theory.gauss_hermite.engine import _admissible, _Engine, pinned_overlaps
 from ..theory.iterate import InadmissibleStep
+from ..theory.method import GaussHermite
+from ..theory.overlaps import Overlaps, scalar_free_entropy
 from .newton import OffDomain, fd_jacobian
 
-ON_BRANCH = 1e-5  # |theta| (semantic) or |m| (positional) below this: collapsed to trivial
 FOLD_STEP = 1e-5  # relative step of the inner finite differences of the fold's dG/dx
 CACHE_SIZE = 64  # evaluations a branch map remembers
 
@@ -37,9 +37,9 @@ class CachedBranchMap(ABC):
     `evaluations` (SE map evaluations; cache hits not counted) and `evaluate`, which caches
     the last CACHE_SIZE results (finite differences of a system perturb one branch at a
     time). Engines implement `_evaluate(xf, alpha)`, which raises OffDomain where the order
-    parameter is below `on_branch` (the branch collapsed)."""
+    parameter is below `on_branch`, its integration method's (the branch collapsed)."""
 
-    on_branch = ON_BRANCH
+    on_branch = GaussHermite.on_branch
 
     def __init__(self, branch: str, keep: np.ndarray, order_index: int):
         self.branch = branch
@@ -94,10 +94,10 @@ class BranchMap(CachedBranchMap):
             fx, (h, mom) = engine.step(x)
         except InadmissibleStep as err:
             raise OffDomain(str(err)) from None
-        k = eq.kappa(sigma=p.sigma, omega=p.omega, A=p.A)
-        o = eq.Overlaps(*x)
-        phi = eq.free_entropy(o, h, mom, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho, kappa_=k)
-        return (fx - x)[self.free], -phi, eq.test_error(mom, kappa_=k)
+        k = kappa(sigma=p.sigma, omega=p.omega, A=p.A)
+        o = Overlaps(*x)
+        phi = scalar_free_entropy(o, h, mom.M + k, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho)
+        return (fx - x)[self.free], -phi, test_error(mom, kappa_=k)
 
 
 class CrossingSystem:

@@ -2,9 +2,11 @@
 
 For fields w_l = sqrt(q) xi_l + s_l m and h*_l = (theta/sqrt(q)) xi_l + v y_l,
 v = sqrt(rho - theta^2/q), the kernel solves the global prox at every node of the product
-Gauss-Hermite grid over (xi_1, xi_2, y_1, y_2) and accumulates the integrands that the
-equations of `theory.gauss_hermite.equations` need. The minimisers are written back so that
-the next iteration can warm-start from them.
+Gauss-Hermite grid over (xi_1, xi_2, y_1, y_2) and accumulates the integrands the channel's
+side of the equations needs (`hats`, the exact channel's estimators of the conjugates;
+`test_error`, `train_loss_identity`; `kappa`, the teacher-only constant of ell). The
+minimisers are written back so that the next iteration can warm-start from them. The prior
+side and the free entropy are the matrix equations of §7.3-§7.4 (`theory.overlaps`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from numba import prange
 
 from ...jit import njit_cached
 from ...quadrature import gauss_hermite
+from ..overlaps import Hats, Overlaps
 from .prox import global_prox
 from .softmax2 import reduced_loss, softmax_diag, target_centres
 
@@ -248,3 +251,50 @@ class ChannelIntegrator:
         )
         total[list(odd)] = 0.0
         return ChannelMoments(*(float(x) for x in total))
+
+
+def teacher_spread(q: float, theta: float, rho: float) -> float:
+    """v = sqrt(rho - theta^2/q), the teacher's field noise (THEORY.md §2)."""
+    return math.sqrt(rho - theta * theta / q)
+
+
+def hats(
+    e: ChannelMoments, o: Overlaps, *, alpha: float, rho: float, estimator: str = "ibp"
+) -> Hats:
+    """Conjugate variables from the channel expectations (THEORY.md §3 and §6).
+
+    estimator="ibp" uses the integration-by-parts forms (§6), "direct" the forms of §3.
+    """
+    v = teacher_spread(o.q, o.theta, rho)
+    qhat = alpha * e.f2  # qhat = alpha E[f1^2 + f2^2]
+    if estimator == "ibp":
+        mhat = -alpha * e.M_a  # mhat = -alpha E[M (a1 - a2)]
+        thetahat = -alpha * e.M_ab  # thetahat = -alpha E[M (a1 b1 + a2 b2 - 2 C_wh)]
+        Vhat = alpha * e.M_aa  # Vhat = alpha E[M (a1^2 + a2^2 - 2 C_ww)]
+    elif estimator == "direct":
+        mhat = alpha * e.sf  # mhat = alpha E[s1 f1 + s2 f2]
+        thetahat = alpha * e.fy / v  # thetahat = alpha E[f1 y1 + f2 y2] / v
+        # Vhat = -alpha E[f1 xi1 + f2 xi2]/sqrt(q) + theta thetahat/q
+        Vhat = -alpha * e.fxi / math.sqrt(o.q) + o.theta * thetahat / o.q
+    else:
+        raise ValueError(f"estimator must be 'ibp' or 'direct', got {estimator!r}")
+    return Hats(qhat=qhat, mhat=mhat, Vhat=Vhat, thetahat=thetahat)
+
+
+def kappa(*, sigma: float, omega: float, A) -> float:
+    """Teacher-only constant of ell: sigma^2/4 sum_k (1 - T_k1 - T_k2)^2, rows of omega A."""
+    r1 = omega * (1.0 - A[0][0] - A[0][1])
+    r2 = omega * (1.0 - A[1][0] - A[1][1])
+    return sigma**2 / 4.0 * (r1 * r1 + r2 * r2)
+
+
+def train_loss_identity(
+    o: Overlaps, e: ChannelMoments, *, alpha: float, sigma: float, lam: float, kappa_: float
+) -> float:
+    """alpha E[ell(h_hat; h*)] + lambda q/(2 sigma^2), equal to -Phi at a fixed point (§4)."""
+    return alpha * (e.ell_prox + kappa_) + lam * o.q / (2.0 * sigma**2)
+
+
+def test_error(e: ChannelMoments, *, kappa_: float) -> float:
+    """eps_g = mse/2 = E[ell(w; h*)] at the un-proxed fields (eq. 10, THEORY.md §4)."""
+    return e.ell_free + kappa_

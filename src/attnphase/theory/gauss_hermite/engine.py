@@ -18,25 +18,24 @@ from ...baseline import linear_test_error
 from ...params import ModelParams
 from ..iterate import InadmissibleStep, StageOptions, iterate, residual_jacobian
 from ..method import GaussHermite
-from ..overlaps import MatrixOverlaps
+from ..overlaps import Hats, MatrixOverlaps, Overlaps, scalar_free_entropy, scalar_overlaps
 from ..result import ConvergenceError, NonConvergenceWarning, TheoryResult
-from . import equations as eq
-from .channel import ChannelIntegrator, ChannelMoments
+from .channel import ChannelIntegrator, ChannelMoments, hats, kappa, test_error
 
 BRANCHES = ("semantic", "positional", "trivial")
 
 # The authors' initial overlaps (q, m, V, theta) for each branch (THEORY.md §3).
-INITIAL_OVERLAPS: dict[str, eq.Overlaps] = {
-    "semantic": eq.Overlaps(q=0.9068, m=0.0002, V=14.575, theta=0.3472),
-    "positional": eq.Overlaps(q=0.0207, m=0.2, V=14.575, theta=0.0),
-    "trivial": eq.Overlaps(q=0.0207, m=0.0, V=14.575, theta=0.0),
+INITIAL_OVERLAPS: dict[str, Overlaps] = {
+    "semantic": Overlaps(q=0.9068, m=0.0002, V=14.575, theta=0.3472),
+    "positional": Overlaps(q=0.0207, m=0.2, V=14.575, theta=0.0),
+    "trivial": Overlaps(q=0.0207, m=0.0, V=14.575, theta=0.0),
 }
 
 COARSE_ORDER = (16, 8)
 COARSE_MAX_ITER = 100  # the damped coarse stage of a cold start only prepares the fine solve
 
 
-def _as_vector(o: eq.Overlaps) -> np.ndarray:
+def _as_vector(o: Overlaps) -> np.ndarray:
     return np.array([o.q, o.m, o.V, o.theta])
 
 
@@ -82,7 +81,7 @@ class _Engine:
         self.pinned = pinned
         self.keep = np.array([1.0, 0.0 if pinned[0] else 1.0, 1.0, 0.0 if pinned[1] else 1.0])
 
-    def moments(self, o: eq.Overlaps) -> ChannelMoments:
+    def moments(self, o: Overlaps) -> ChannelMoments:
         p = self.p
         return self.integ.moments(
             o.q,
@@ -97,14 +96,14 @@ class _Engine:
             flip_symmetric=self.pinned[1],
         )
 
-    def step(self, x: np.ndarray) -> tuple[np.ndarray, tuple[eq.Hats, ChannelMoments]]:
+    def step(self, x: np.ndarray) -> tuple[np.ndarray, tuple[Hats, ChannelMoments]]:
         if not _admissible(x, self.p.rho):
             raise InadmissibleStep(f"overlaps (q, m, V, theta) = {tuple(x)} are not admissible")
-        o = eq.Overlaps(*x)
+        o = Overlaps(*x)
         e = self.moments(o)
-        h = eq.hats(e, o, alpha=self.alpha, rho=self.p.rho, estimator=self.estimator)
+        h = hats(e, o, alpha=self.alpha, rho=self.p.rho, estimator=self.estimator)
         try:
-            new = eq.overlaps(h, sigma=self.p.sigma, lam=self.p.lam, rho=self.p.rho)
+            new = scalar_overlaps(h, sigma=self.p.sigma, lam=self.p.lam, rho=self.p.rho)
         except ArithmeticError as err:
             raise InadmissibleStep(str(err)) from None
         fx = _as_vector(new) * self.keep
@@ -113,27 +112,31 @@ class _Engine:
         return fx, (h, e)
 
 
-def _result(alpha, p, branch, method, eps_lin, rep, x=None, hats_=None, mom=None) -> TheoryResult:
+def _values(alpha: float, p: ModelParams, x, hats_, mom) -> dict[str, np.ndarray | float]:
+    """Overlaps, hats (1 x 1) and observables at a fixed point x with its hats and moments."""
+    o = Overlaps(*x)
+    k = kappa(sigma=p.sigma, omega=p.omega, A=p.A)
+    phi = scalar_free_entropy(o, hats_, mom.M + k, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho)
+    scalars = dict(q=o.q, M=o.m, V=o.V, theta=o.theta)
+    scalars.update(qhat=hats_.qhat, Mhat=hats_.mhat, Vhat=hats_.Vhat)
+    scalars.update(thetahat=hats_.thetahat)
+    values: dict[str, np.ndarray | float] = {key: np.array([[v]]) for key, v in scalars.items()}
+    values.update(test_error=test_error(mom, kappa_=k), train_loss=-phi)
+    return values
+
+
+def _result(
+    alpha, p, branch, method, eps_lin, rep, x=None, hats_=None, mom=None, errors=None
+) -> TheoryResult:
     """The result record; without a point (x, hats_, mom) it holds no values (all NaN)."""
-    values: dict[str, np.ndarray | float] = {}
-    if x is not None:
-        o = eq.Overlaps(*x)
-        k = eq.kappa(sigma=p.sigma, omega=p.omega, A=p.A)
-        phi = eq.free_entropy(
-            o, hats_, mom, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho, kappa_=k
-        )
-        scalars = dict(q=o.q, M=o.m, V=o.V, theta=o.theta)
-        scalars.update(qhat=hats_.qhat, Mhat=hats_.mhat, Vhat=hats_.Vhat)
-        scalars.update(thetahat=hats_.thetahat)
-        values = {key: np.array([[v]]) for key, v in scalars.items()}
-        values.update(test_error=eq.test_error(mom, kappa_=k), train_loss=-phi)
+    values = _values(alpha, p, x, hats_, mom) if x is not None else {}
     return TheoryResult(
         alpha=alpha,
         params=p,
         branch=branch,
         method=method,
         values=values,
-        errors={},
+        errors=errors or {},
         linear_test_error=eps_lin,
         linear_test_error_err=float("nan"),
         converged=rep.converged,
@@ -149,13 +152,15 @@ class _Ladder:
 
     coarse: damped iterations of a cold start (THEORY.md §6); mid (half the xi order, a quarter
     of the nodes): Anderson to a loose tolerance and the finite-difference Jacobian; full: chord
-    Newton steps with that Jacobian (Anderson when they stall).
+    Newton steps with that Jacobian (Anderson when they stall); check: the same at the check
+    order from the converged point, for the errors.
     """
 
     def __init__(self, method: GaussHermite):
         self.method = method
         order = method.order
         self.full = ChannelIntegrator(*order)
+        self.check = ChannelIntegrator(*method.check_order)
         self.coarse = ChannelIntegrator(*COARSE_ORDER)
         mid = (order[0] // 2, order[1])
         self.mid = ChannelIntegrator(*mid) if mid[0] > COARSE_ORDER[0] else self.full
@@ -165,7 +170,7 @@ class _Ladder:
 def _solve_with(
     alpha: float,
     p: ModelParams,
-    start: eq.Overlaps,
+    start: Overlaps,
     branch: str,
     ladder: _Ladder,
     *,
@@ -176,6 +181,7 @@ def _solve_with(
     max_iter: int,
     estimator: str,
     strict: bool,
+    check: bool,
 ) -> TheoryResult:
     method = ladder.method
     eps_lin = linear_test_error(p)
@@ -223,25 +229,40 @@ def _solve_with(
             return _result(alpha, p, branch, method, eps_lin, rep)
     assert rep.aux is not None  # the map's output at an iterate (returned above otherwise)
     hats_, mom = rep.aux
-    return _result(alpha, p, branch, method, eps_lin, rep, rep.x, hats_, mom)
+    errors = None
+    if check and rep.converged:
+        at_check = _Engine(alpha, p, ladder.check, estimator, pinned)
+        crep = iterate(
+            at_check.step, rep.x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw
+        )
+        if crep.converged and crep.aux is not None:
+            errors = _order_difference(
+                _values(alpha, p, rep.x, hats_, mom), _values(alpha, p, crep.x, *crep.aux)
+            )
+    return _result(alpha, p, branch, method, eps_lin, rep, rep.x, hats_, mom, errors)
 
 
-def start_overlaps(start) -> eq.Overlaps:
+def _order_difference(values: dict, check: dict) -> dict[str, np.ndarray | float]:
+    """Every number's error: its change between the two orders of the Gauss-Hermite method."""
+    return {k: np.abs(np.asarray(v) - np.asarray(check[k])) for k, v in values.items()}
+
+
+def start_overlaps(start) -> Overlaps:
     """Explicit starting overlaps: an `Overlaps`, 1 x 1 `MatrixOverlaps`, a dict or the
     numbers (q, m, V, theta); ValueError names `start`."""
-    if isinstance(start, eq.Overlaps):
+    if isinstance(start, Overlaps):
         return start
     if isinstance(start, MatrixOverlaps):
         vals = np.array([np.ravel(getattr(start, k)) for k in ("q", "M", "V", "theta")])
         if vals.shape != (4, 1):
             raise ValueError("start: Gauss-Hermite needs 1 x 1 overlaps (L = 2, r = t = K = 1)")
-        return eq.Overlaps(*vals[:, 0])
+        return Overlaps(*vals[:, 0])
     if isinstance(start, dict):
-        return eq.Overlaps(**{k: float(start[k]) for k in ("q", "m", "V", "theta")})
+        return Overlaps(**{k: float(start[k]) for k in ("q", "m", "V", "theta")})
     vals = np.asarray(start, dtype=float)
     if vals.shape != (4,) or not np.all(np.isfinite(vals)):
         raise ValueError(f"start overlaps must be 4 finite numbers (q, m, V, theta), got {start!r}")
-    return eq.Overlaps(*vals)
+    return Overlaps(*vals)
 
 
 def solve_exact(
@@ -257,11 +278,13 @@ def solve_exact(
     max_iter: int = 300,
     estimator: str = "ibp",
     strict: bool = False,
+    check: bool = True,
 ) -> TheoryResult:
     """One fixed point on the exact channel. start None: the branch's initial overlaps
     (THEORY.md §3), solved cold (damped iterations at a coarse order first); explicit overlaps
     are solved directly with Anderson acceleration, on `branch`'s invariant manifold
-    (`pinned_overlaps`; "custom" pins nothing)."""
+    (`pinned_overlaps`; "custom" pins nothing). check: every number's error is its change
+    when the fixed point is re-solved at the method's check order (warm, from the first)."""
     if start is None:
         if branch not in INITIAL_OVERLAPS:
             raise ValueError(f"branch must be one of {BRANCHES} for this method, got {branch!r}")
@@ -285,19 +308,20 @@ def solve_exact(
         max_iter=max_iter,
         estimator=estimator,
         strict=strict,
+        check=check,
     )
 
 
-def _predict(done: list[TheoryResult], alpha: float, rho: float) -> eq.Overlaps:
+def _predict(done: list[TheoryResult], alpha: float, rho: float) -> Overlaps:
     """Secant predictor from the last two converged points (or the last one) for a warm start."""
-    last = _as_vector(eq.Overlaps(done[-1].q, done[-1].m, done[-1].V, done[-1].theta))
+    last = _as_vector(Overlaps(done[-1].q, done[-1].m, done[-1].V, done[-1].theta))
     if len(done) >= 2 and done[-1].kind == done[-2].kind:
-        prev = _as_vector(eq.Overlaps(done[-2].q, done[-2].m, done[-2].V, done[-2].theta))
+        prev = _as_vector(Overlaps(done[-2].q, done[-2].m, done[-2].V, done[-2].theta))
         step = (alpha - done[-1].alpha) / (done[-1].alpha - done[-2].alpha)
         guess = last + step * (last - prev)
         if _admissible(guess, rho):
-            return eq.Overlaps(*guess)
-    return eq.Overlaps(*last)
+            return Overlaps(*guess)
+    return Overlaps(*last)
 
 
 def exact_curve(
@@ -312,6 +336,7 @@ def exact_curve(
     max_iter: int = 300,
     estimator: str = "ibp",
     progress: bool = False,
+    check: bool = True,
 ) -> list[TheoryResult]:
     """Follow one branch along alpha with warm starts; results in the order of `alphas`.
 
@@ -349,6 +374,7 @@ def exact_curve(
             max_iter=max_iter,
             estimator=estimator,
             strict=False,
+            check=check,
         )
         results[i] = res
         reached = reached or res.kind == branch

@@ -37,7 +37,7 @@ COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
 # factor 0.9 - 0.1 * 9.5 ~ 0; at 0.5 its cold start fell back to m_mu = 0)
 COARSE_DAMPING = {"positional": 0.8, "mixed": 0.8, "clustered": 0.9}
 COARSE_DAMPING_DEFAULT = 0.5
-COLLAPSED = 1e-4  # max |M| (positional) or |theta| (semantic): the start fell to the trivial point
+COLLAPSED = QMC.on_branch  # max |M| (positional) or |theta| (semantic): fell to the trivial point
 # step of the finite difference in m_mu that measures its multiplier (correlated tokens; the map
 # is odd in m_mu, so the forward difference is central: error O(step^2 N^2))
 MEAN_STEP = 1e-3

@@ -13,15 +13,12 @@ from collections.abc import Iterable, Sequence
 from typing import TypedDict
 
 from ..params import ModelParams, check_positive
+from .branches import BRANCHES
 from .gauss_hermite.engine import exact_curve, solve_exact
 from .method import QMC, GaussHermite, Method, resolve_method
 from .overlaps import MatrixOverlaps
 from .qmc.engine import qmc_curve, solve_qmc
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
-
-# semantic (theta != 0), positional (M != 0), trivial; mixed (rank >= 2: one column of each);
-# clustered (correlated tokens: aligned with the cluster means)
-BRANCHES = ("semantic", "positional", "trivial", "mixed", "clustered")
 
 
 class _Tolerance(TypedDict, total=False):

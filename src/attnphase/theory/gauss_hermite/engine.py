@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from ...baseline import linear_test_error
 from ...params import ModelParams
+from ..branches import follow_branch
 from ..iterate import InadmissibleStep, StageOptions, iterate, residual_jacobian
 from ..method import GaussHermite
 from ..overlaps import Hats, MatrixOverlaps, Overlaps, scalar_free_entropy, scalar_overlaps
@@ -338,31 +338,17 @@ def exact_curve(
     progress: bool = False,
     check: bool = True,
 ) -> list[TheoryResult]:
-    """Follow one branch along alpha with warm starts; results in the order of `alphas`.
-
-    The branch is continued from the end where its cold start is reliable: increasing alpha for
-    the positional and trivial branches, decreasing alpha for the semantic one. Until the branch
-    is found every point is started cold from the branch's initial overlaps; from then on each
-    point starts from the previous converged one (secant-predicted), so past the end of the
-    branch the curve follows the fixed point it ran into. `kind` says which fixed point each
-    result is; a failed point is reported (converged=False) and the next one is started cold.
-    """
+    """Follow one branch along alpha (`branches.follow_branch`): cold points from the
+    branch's initial overlaps, warm ones from the previous converged points (secant-predicted),
+    all sharing one `_Ladder` (prox warm starts and the chord Jacobian)."""
     if branch not in BRANCHES:
         raise ValueError(f"branch must be one of {BRANCHES} for this method, got {branch!r}")
     ladder = _Ladder(method)
-    sequence = sorted(range(len(alphas)), key=lambda i: alphas[i], reverse=branch == "semantic")
-    results: dict[int, TheoryResult] = {}
-    done: list[TheoryResult] = []  # consecutive converged points to continue from, in order
-    reached = False  # has this continuation been on the branch yet?
-    iterator: Sequence[int] | Iterable[int] = sequence
-    if progress:
-        from tqdm.auto import tqdm
 
-        iterator = tqdm(sequence, desc=f"{branch} branch", unit="alpha")
-    for i in iterator:
-        start = _predict(done, alphas[i], p.rho) if done else INITIAL_OVERLAPS[branch]
-        res = _solve_with(
-            alphas[i],
+    def solve_point(alpha: float, done: list[TheoryResult]) -> TheoryResult:
+        start = _predict(done, alpha, p.rho) if done else INITIAL_OVERLAPS[branch]
+        return _solve_with(
+            alpha,
             p,
             start,
             branch,
@@ -376,9 +362,5 @@ def exact_curve(
             strict=False,
             check=check,
         )
-        results[i] = res
-        reached = reached or res.kind == branch
-        # before the branch appears, cold-start every point; after it ended, follow the fixed
-        # point it ran into
-        done = done + [res] if res.converged and reached else []
-    return [results[i] for i in range(len(alphas))]
+
+    return follow_branch(alphas, branch, solve_point, progress)

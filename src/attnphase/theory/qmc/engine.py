@@ -20,6 +20,7 @@ from scipy.optimize import linear_sum_assignment
 from ...baseline import linear_test_error_qmc
 from ...params import TIED, Mixture, ModelParams, Tied, Untied, Variant
 from .. import overlaps as ge
+from ..branches import follow_branch
 from ..iterate import InadmissibleStep, StageOptions, iterate
 from ..method import QMC
 from ..result import HAT_KEYS, OVERLAP_KEYS, TheoryResult
@@ -581,34 +582,23 @@ def qmc_curve(
     progress: bool = False,
     channels: list[QMCChannel] | None = None,
 ) -> list[TheoryResult]:
-    """Follow one branch along alpha (results in the order of alphas): the same points and
-    prox warm starts throughout (common random numbers, so differences between alphas and
-    branches are smooth; pass the same `channels` to several curves to share them across
-    branches), each point warm-started from the previous one once the branch is found (beyond
-    its end too); increasing alpha, except decreasing for the semantic branch."""
+    """Follow one branch along alpha (`branches.follow_branch`): the same points and prox warm
+    starts throughout (common random numbers, so differences between alphas and branches are
+    smooth; pass the same `channels` to several curves to share them across branches), each
+    warm point started from the previous one's first scrambling."""
     check_variant(p)
     if channels is None:
         channels = make_channels(p, method)
-    order = sorted(range(len(alphas)), key=lambda i: alphas[i], reverse=branch == "semantic")
-    if progress:
-        from tqdm.auto import tqdm
 
-        order = tqdm(order, desc=f"{branch} branch", unit="alpha")
-    results: dict[int, TheoryResult] = {}
-    previous: TheoryResult | None = None
-    found = False
-    for i in order:
+    def solve_point(alpha: float, done: list[TheoryResult]) -> TheoryResult:
         # warm from the previous point once the branch is found, also where it has ended
         # (its order parameter collapsed: the curve goes on at the point it fell to, instead
-        # of a cold start per alpha that falls there again, ~10x slower at L=3)
-        warm = previous is not None and previous.converged and found
-        start = previous.solutions[0].overlaps if warm and previous is not None else None
-        # a cold start's coarse stage uses 1/8 of the default points (QMC()), not of the
-        # curve's: kept as it was, so that the curves' numbers do not move
-        res = solve_qmc(
-            alphas[i], p, start, branch, method, tol=tol, channels=channels, coarse_from=QMC()
+        # of a cold start per alpha that falls there again, ~10x slower at L=3); a cold
+        # start's coarse stage uses 1/8 of the default points (QMC()), not of the curve's:
+        # kept as it was, so that the curves' numbers do not move
+        start = done[-1].solutions[0].overlaps if done else None
+        return solve_qmc(
+            alpha, p, start, branch, method, tol=tol, channels=channels, coarse_from=QMC()
         )
-        found = found or (res.converged and res.kind == branch)
-        results[i] = res
-        previous = res
-    return [results[i] for i in range(len(alphas))]
+
+    return follow_branch(alphas, branch, solve_point, progress)

@@ -1,0 +1,52 @@
+"""The branches of the state evolution (THEORY.md §3, §6) and how a branch is followed along
+alpha, for every channel.
+
+A branch is named by the order parameters it has: semantic (theta != 0), positional (M != 0),
+trivial (neither), mixed (rank >= 2: one column of each), clustered (correlated tokens: aligned
+with the cluster means). Each channel supplies its starting overlaps and the overlaps it pins to
+zero on a branch (its invariant manifold); `follow_branch` is the one continuation loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from .result import TheoryResult
+
+BRANCHES = ("semantic", "positional", "trivial", "mixed", "clustered")
+
+# solve_point(alpha, done): the fixed point at alpha, cold when `done` is empty, else warm from
+# the consecutive converged points of the branch found so far (the last one is the nearest)
+PointSolver = Callable[[float, list[TheoryResult]], TheoryResult]
+
+
+def continuation_order(alphas: Sequence[float], branch: str) -> list[int]:
+    """Indices of `alphas` in the order a branch is followed: from the end where its cold
+    start is reliable, increasing alpha, except decreasing for the semantic branch."""
+    return sorted(range(len(alphas)), key=lambda i: alphas[i], reverse=branch == "semantic")
+
+
+def follow_branch(
+    alphas: Sequence[float], branch: str, solve_point: PointSolver, progress: bool = False
+) -> list[TheoryResult]:
+    """Follow one branch along alpha; results in the order of `alphas`.
+
+    Until the branch is found every point starts cold; from then on each starts warm from the
+    points before it, so past the end of the branch the curve follows the fixed point it ran
+    into (`kind` says which). A point that does not converge is reported and the next one
+    starts cold again.
+    """
+    order: Iterable[int] = continuation_order(alphas, branch)
+    if progress:
+        from tqdm.auto import tqdm
+
+        order = tqdm(list(order), desc=f"{branch} branch", unit="alpha")
+    results: dict[int, TheoryResult] = {}
+    done: list[TheoryResult] = []
+    reached = False  # has this continuation been on the branch yet?
+    for i in order:
+        res = solve_point(alphas[i], done)
+        results[i] = res
+        reached = reached or res.kind == branch
+        done = done + [res] if res.converged and reached else []
+    return [results[i] for i in range(len(alphas))]

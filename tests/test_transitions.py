@@ -121,10 +121,10 @@ def test_interpolated_roots_are_flagged_and_their_error_counted(
     flagged, and its error is |x - x_check| + 2 b + b_check with b = max(x - lo, hi - x)."""
     grid = np.linspace(0.6, 2.0, 8)
 
-    def curve(alphas, p, *, branch, method):
+    def curve(alphas, p, *, branch, method, errors=True):
         return [_synthetic(a, branch, method.order) for a in alphas]
 
-    def resolve(alpha, p, *, start, method, branch):
+    def resolve(alpha, p, *, start, method, branch, errors=True):
         on_grid = np.isclose(alpha, grid, rtol=0, atol=1e-12).any()
         return _synthetic(alpha, branch, method.order, branch_solvable_inside_brackets or on_grid)
 
@@ -177,12 +177,12 @@ def test_general_engine_transitions_equal_the_l2_engine_at_l2(general_l2_transit
     the general engine's per-scrambling roots, within 3 of its standard errors + 1e-3. A wrong
     branch assignment, sign of the loss gap, eps_lin or switch logic moves a root by >= 0.05."""
     t = general_l2_transitions
-    assert t.engine == "general" and t.points == 1024 and t.randomisations == 3
+    assert t.method == QMC(1024, 3)
     assert 0 < t.alpha_c_err < 0.05 and 0 < t.alpha_l_err < 0.05
     assert abs(t.alpha_c - 1.2516) <= 3 * t.alpha_c_err + 1e-3
     assert abs(t.alpha_l - 1.4920) <= 3 * t.alpha_l_err + 1e-3
     d = t.as_dict()
-    assert d["engine"] == "general" and "n_xi" not in d and d["points"] == 1024
+    assert d["method"] == "qmc" and "n_xi" not in d and d["points"] == 1024
 
 
 def test_transition_cli_engine_options_are_checked_before_any_work(monkeypatch):

@@ -32,7 +32,9 @@ def parameters_text(df: pd.DataFrame, keys=("omega", "sigma", "lam")) -> str:
         parts.append(f"quadrature order ({int(first['n_xi'])}, {int(first['n_y'])})")
     if {"rank", "teacher_rank"} <= set(df) and (first["rank"], first["teacher_rank"]) != (1, 1):
         parts.append(f"r = {int(first['rank'])}, t = {int(first['teacher_rank'])}")
-    if {"points", "randomisations"} <= set(df) and first.get("engine") == "general":
+    if {"points", "randomisations"} <= set(df) and (
+        first.get("method") == "qmc" or first.get("engine") == "general"  # tables of 0.1
+    ):
         parts.append(
             f"QMC {int(first['randomisations'])} x {int(first['points'])} points "
             "(bars: ±2 standard errors)"

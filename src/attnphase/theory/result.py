@@ -220,7 +220,7 @@ class TheoryResult:
         assert isinstance(self.method, GaussHermite)
         d["n_xi"], d["n_y"] = self.method.order
         d["kind"] = self.kind
-        d["engine"] = "l2"
+        d["method"] = "gauss-hermite"
         return d
 
     def _qmc_dict(self) -> dict:
@@ -246,7 +246,7 @@ class TheoryResult:
             iterations=self.iterations,
             status=self.status,
             kind=self.kind,
-            engine="general",
+            method="qmc",
             untied=p.untied,
             L=p.L,
             rank=p.rank,

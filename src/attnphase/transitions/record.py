@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
+
+from ..theory.method import GaussHermite, Method
 
 
 @dataclass(frozen=True)
@@ -11,12 +13,12 @@ class Transitions:
 
     alpha_c is NaN when the training losses do not cross where both branches exist (e.g. the
     semantic branch is already the lower one where it appears, at its spinodal); an error is NaN
-    when it cannot be estimated. Errors: engine "l2", the change of each root between two
-    quadrature orders (`order`, `check_order`); engine "general", the standard error of the
+    when it cannot be estimated. Errors (`method`): Gauss-Hermite, the change of each root
+    between two quadrature orders (`order`, `check_order`); QMC, the standard error of the
     roots found on `randomisations` independent scramblings of `points` points each (the
     integration error), combined with eps_lin's own integration error for alpha_l.
     The spinodals carry no error estimate: they move with the integration accuracy and the
-    alpha grid (engine l2, omega = 0.3, 24-point grid on [0.2, 2.5]: 0.7266 at order (24, 8),
+    alpha grid (Gauss-Hermite, omega = 0.3, 24-point grid on [0.2, 2.5]: 0.7266 at order (24, 8),
     0.7219 at (32, 12), 0.7203 at (64, 24); `benchmarks/transitions_table.py`).
 
     spinodal_semantic: smallest alpha where the semantic branch exists (bisection to 1/64 of the
@@ -24,8 +26,8 @@ class Transitions:
 
     alpha_c_interpolated / alpha_l_interpolated: a root is a linear interpolation between grid
     points (Brent's refinement could not solve the branch inside the bracket). Its error bound
-    b, the distance to the far end of its bracket, is then part of the error (engine l2:
-    err = |root - root_check| + 2 b + b_check; engine general: the largest b is added).
+    b, the distance to the far end of its bracket, is then part of the error (Gauss-Hermite:
+    err = |root - root_check| + 2 b + b_check; QMC: the largest b is added).
     """
 
     omega: float
@@ -41,20 +43,16 @@ class Transitions:
     spinodal_positional: float
     alpha_min: float
     alpha_max: float
-    order: tuple[int, int] | None = None
-    check_order: tuple[int, int] | None = None
-    engine: str = "l2"
-    points: int | None = None
-    randomisations: int | None = None
+    method: Method
 
     def as_dict(self) -> dict:
-        """Flat record: orders as n_xi, n_y, check_n_xi, check_n_y (engine l2), points and
-        randomisations (engine general); keys of the other engine are omitted."""
-        d = asdict(self)
-        order, check = d.pop("order"), d.pop("check_order")
-        if order is not None:
-            d["n_xi"], d["n_y"] = order
-            d["check_n_xi"], d["check_n_y"] = check
-        if d["points"] is None:
-            del d["points"], d["randomisations"]
+        """Flat record: the method's name ("gauss-hermite" or "qmc") and its settings, orders as
+        n_xi, n_y, check_n_xi, check_n_y, or points, randomisations and seed."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "method"}
+        m = self.method
+        if isinstance(m, GaussHermite):
+            d["method"] = "gauss-hermite"
+            (d["n_xi"], d["n_y"]), (d["check_n_xi"], d["check_n_y"]) = m.order, m.check_order
+        else:
+            d.update(method="qmc", points=m.points, randomisations=m.randomisations, seed=m.seed)
         return d

@@ -283,9 +283,7 @@ def _scan_orders(p: ModelParams, alphas: list[float], method: GaussHermite) -> T
         + check["bound_l"],
         alpha_c_interpolated=bool(main["bound_c"] + check["bound_c"] > 0),
         alpha_l_interpolated=bool(main["bound_l"] + check["bound_l"] > 0),
-        order=method.order,
-        check_order=method.check_order,
-        engine="l2",
+        method=method,
     )
 
 
@@ -319,9 +317,7 @@ def _scan_scramblings(
         alpha_l_err=alpha_l_err + bound_l,
         alpha_c_interpolated=bound_c > 0,
         alpha_l_interpolated=bound_l > 0,
-        engine="general",
-        points=method.points,
-        randomisations=method.randomisations,
+        method=method,
     )
 
 

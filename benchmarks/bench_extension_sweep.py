@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from attnphase.extension_figures import EXTENSIONS, N_TEST, sizes, store_name
-from attnphase.figures import INITS
+from attnphase.paper.extensions import EXTENSIONS, N_TEST, sizes, store_name
+from attnphase.paper.recipes import INITS
 from attnphase.sim import torch_threads
 from attnphase.sweep import SweepSpec, evaluate, run_sweep
 

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from attnphase.cli.common import STANDARD_A_TEXT
-from attnphase.outcomes_plot import outcome_figure, study_title
+from attnphase.cli.tables import render
+from attnphase.figures.outcomes import outcome_figure, study_title
 from attnphase.sim.outcomes import outcomes
-from attnphase.tables import render
 
 COLUMNS = ["alpha", "runs", "n_semantic", "n_positional", "n_other", "fraction_semantic"]
 COLUMNS += ["fraction_positional", "fraction_other", "not_converged"]

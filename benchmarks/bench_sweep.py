@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from attnphase import ModelParams
-from attnphase.figures import transition_lines
+from attnphase.paper.recipes import transition_lines
 from attnphase.sweep import SweepSpec, run_sweep
 
 

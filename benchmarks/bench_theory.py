@@ -19,7 +19,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from attnphase import GaussHermite, ModelParams, learning_curve
-from attnphase.quadrature import gauss_hermite
+from attnphase._core.quadrature import gauss_hermite
 from attnphase.theory import DEFAULT_ORDER
 from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
 from attnphase.theory.gauss_hermite.softmax2 import prox_objective, target_centres

@@ -33,8 +33,8 @@ import torch
 from runlog import load_runs, save_run, seeds_option
 
 from attnphase import ModelParams, SimConfig, simulate, solve
+from attnphase.figures.gamp import rugged_figure
 from attnphase.gamp import run_gamp, trace_of_run
-from attnphase.gamp_plot import rugged_figure
 
 ALPHAS, SIZES = (0.5, 0.8), (2000, 5000, 10000)
 DOCS = Path(__file__).resolve().parent.parent / "docs"

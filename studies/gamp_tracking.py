@@ -35,9 +35,9 @@ import torch
 from runlog import load_runs, save_run, seeds_option
 
 from attnphase import ModelParams, solve
+from attnphase.figures.gamp import tracking_figure
 from attnphase.gamp import run_gamp, trace_of_run
 from attnphase.gamp.study import deviation_summary, scaling_fit, trace_deviations
-from attnphase.gamp_plot import tracking_figure
 
 ALPHA, SIZES, INITS = 1.5, (2000, 5000, 10000), ("semantic", "positional")
 ITERATIONS = 8  # undamped iterations: the undamped map oscillates and, positional, blows up

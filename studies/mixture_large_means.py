@@ -8,7 +8,7 @@ tau_k = mu_k Q*/sqrt(d) = O(kappa): the target depends on the labels. For each s
 both informed starts are trained by L-BFGS on an alpha grid (a resumable sweep store per d and
 omega in --store-dir). Printed per setting: the seed-mean semantic-minus-positional training
 loss with its standard error per alpha, the crossing alpha_t of the seed-mean gap and of each
-seed's gap (`attnphase.empirical.empirical_transitions`), their shifts from the tied model,
+seed's gap (`attnphase.paper.empirical.empirical_transitions`), their shifts from the tied model,
 and per branch the seed means of m, theta and |cluster_m|; per seed, tau = mu_1 Q*/sqrt(d).
 
 The runs behind docs/mixtures-large-means.md:
@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnphase.empirical import empirical_transitions
-from attnphase.figures import INITS
+from attnphase.paper.empirical import empirical_transitions
+from attnphase.paper.recipes import INITS
 from attnphase.params import Mixture, ModelParams
 from attnphase.sim import SimConfig
 from attnphase.sim.run import draw_training_set, mixture_means

@@ -21,7 +21,7 @@ import torch
 from attnphase import ModelParams, solve
 from attnphase.theory.overlaps import MatrixOverlaps
 from attnphase.theory.qmc.channel import QMCChannel
-from attnphase.theory.stability import channel_stability
+from attnphase.validity.stability import channel_stability
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnphase import GaussHermite, ModelParams, linear_test_error, solve
-from attnphase.baseline import adaptive_softmax_moment, teacher_softmax_moments
+from attnphase.theory.baseline import adaptive_softmax_moment, teacher_softmax_moments
 
 
 def test_adaptive_moments_equal_the_converged_grid():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnphase import ModelParams
-from attnphase.quadrature import gauss_hermite
+from attnphase._core.quadrature import gauss_hermite
 from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
 
 P = ModelParams()

@@ -137,7 +137,7 @@ def test_simulate_json_one_object_per_alpha_init_seed(tmp_path):
 def test_simulation_overlay_returns_the_plotted_summary(tmp_path):
     import pandas as pd
 
-    from attnphase.plots import simulation_overlay
+    from attnphase.figures.curves import simulation_overlay
 
     theory = pd.DataFrame(
         [
@@ -189,7 +189,7 @@ ENTRY_POINTS = [
     ("attnphase.transitions", "find_transitions"),
     ("attnphase.sim", "run_grid"),
     ("attnphase.sim.grid", "simulate"),
-    ("attnphase.demo", "run_demo"),
+    ("attnphase.paper.demo", "run_demo"),
     ("attnphase.histogram", "run_histogram"),
 ]
 
@@ -200,7 +200,7 @@ def rejected(tmp_path, monkeypatch):
     return a checker asserting the rejection contract."""
     import importlib
 
-    from attnphase.figures import MAKERS
+    from attnphase.paper.recipes import MAKERS
 
     def computed(*args, **kwargs):
         raise AssertionError("computation started before the input was rejected")
@@ -366,12 +366,12 @@ def test_console_script_prints_one_line_without_traceback():
 
 
 def test_failed_plot_keeps_the_printed_table(tmp_path, monkeypatch):
-    import attnphase.plots
+    import attnphase.figures.curves
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(attnphase.plots, "learning_curves", broken)
+    monkeypatch.setattr(attnphase.figures.curves, "learning_curves", broken)
     res = runner.invoke(
         app,
         ["theory", "--alpha", "2", "--branch", "semantic", "--order", "16,8", "--format", "csv"]
@@ -385,12 +385,12 @@ def test_failed_plot_keeps_the_printed_table(tmp_path, monkeypatch):
 
 def test_simulate_failed_plot_keeps_the_printed_table(tmp_path, monkeypatch):
     import attnphase.cli.simulate
-    import attnphase.plots
+    import attnphase.figures.curves
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(attnphase.plots, "simulation_overlay", broken)
+    monkeypatch.setattr(attnphase.figures.curves, "simulation_overlay", broken)
     monkeypatch.setattr(attnphase.cli.simulate, "learning_curves", lambda *a, **k: [])
     args = [*SIM, "--init", "positional", "--seeds", "2", "--n-test", "50", "--format", "json"]
     res = runner.invoke(app, [*args, "--plot", str(tmp_path / "fig.png")])
@@ -402,14 +402,14 @@ def test_simulate_failed_plot_keeps_the_printed_table(tmp_path, monkeypatch):
 def test_demo_prints_each_table_as_it_is_written(tmp_path, monkeypatch):
     import pandas as pd
 
-    import attnphase.demo
+    import attnphase.paper.demo
 
     def fake_demo(out, full, num, progress, report):
         report("theory", pd.DataFrame([{"branch": "semantic", "alpha": 0.1, "theta": 0.5}]))
         report("transitions", pd.DataFrame([{"omega": 0.3, "alpha_c": 1.1}]))
         raise OSError("no space left")
 
-    monkeypatch.setattr(attnphase.demo, "run_demo", fake_demo)
+    monkeypatch.setattr(attnphase.paper.demo, "run_demo", fake_demo)
     res = runner.invoke(app, ["demo", "--out", str(tmp_path), "--num", "3"])
     assert res.exit_code == 1
     assert "semantic" in res.stdout and "1.1" in res.stdout
@@ -422,9 +422,9 @@ def test_run_demo_writes_each_table_before_its_figure(tmp_path, monkeypatch):
 
     import pandas as pd
 
-    import attnphase.plots
+    import attnphase.figures.curves
     import attnphase.theory
-    from attnphase.demo import run_demo
+    from attnphase.paper.demo import run_demo
 
     rows = [{"branch": "semantic", "alpha": a, "theta": 0.1 * a} for a in (0.1, 1.05, 2.0)]
     fake = [SimpleNamespace(as_dict=lambda r=r: r) for r in rows]
@@ -433,7 +433,7 @@ def test_run_demo_writes_each_table_before_its_figure(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(attnphase.plots, "learning_curves", broken)
+    monkeypatch.setattr(attnphase.figures.curves, "learning_curves", broken)
     reported = []
     with pytest.raises(OSError, match="disk full"):
         run_demo(tmp_path, num=3, report=lambda name, table: reported.append(name))
@@ -444,7 +444,7 @@ def test_run_demo_writes_each_table_before_its_figure(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("num", [0, 1, -2, 2.5])
 def test_check_demo_rejects_bad_num(tmp_path, num):
-    from attnphase.demo import check_demo
+    from attnphase.paper.demo import check_demo
 
     with pytest.raises(ValueError, match="^num must be an integer >= 2"):
         check_demo(tmp_path, num)

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-import attnphase.extension_figures as E
-from attnphase import extensions_plot
-from attnphase import figures as F
+import attnphase.paper.extensions as E
 from attnphase.cli import app
-from attnphase.empirical import SAME_MINIMUM, empirical_transitions
+from attnphase.figures import extensions as extensions_plot
+from attnphase.paper import recipes as F
+from attnphase.paper.empirical import SAME_MINIMUM, empirical_transitions
 from attnphase.sweep import ResultStore
 
 ALPHAS = [0.1, 0.5, 0.9, 1.3, 1.7, 2.1, 2.5]

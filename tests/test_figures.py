@@ -13,8 +13,14 @@ from typer.testing import CliRunner
 
 from attnphase import ModelParams
 from attnphase.cli import app
-from attnphase.figures import grid, transition_lines
-from attnphase.plots import fig3, finite_size, parameters_text, phase_maps, theory_line_notes
+from attnphase.figures.curves import (
+    fig3,
+    finite_size,
+    parameters_text,
+    phase_maps,
+    theory_line_notes,
+)
+from attnphase.paper.recipes import grid, transition_lines
 
 
 def _sims():
@@ -128,9 +134,9 @@ def test_importing_and_drawing_leaves_the_backend_alone(tmp_path):
         import matplotlib
         import numpy as np
         import pandas as pd
-        import attnphase, attnphase.plots, attnphase.histogram.figures
+        import attnphase, attnphase.figures.curves, attnphase.figures.histogram
         from attnphase.histogram.run import HistogramConfig, HistogramResult, ModelResult
-        from attnphase.plots import learning_curves
+        from attnphase.figures.curves import learning_curves
 
         rows = [dict(alpha=a, branch=b, kind=b, converged=True, theta=0.1 * (b == "semantic"),
                      m=0.2 * (b == "positional"), sigma=0.5, omega=0.3, lam=0.01,
@@ -144,8 +150,8 @@ def test_importing_and_drawing_leaves_the_backend_alone(tmp_path):
                               dict(val_accuracy=[], train_loss=[]), maps, maps)
                   for name in ("positional", "semantic")]
         result = HistogramResult(HistogramConfig.quick(runs=2), models)
-        attnphase.histogram.figures.attention_figure(result, r"{tmp_path}/att.png")
-        attnphase.histogram.figures.training_figure(result, r"{tmp_path}/train.png")
+        attnphase.figures.histogram.attention_figure(result, r"{tmp_path}/att.png")
+        attnphase.figures.histogram.training_figure(result, r"{tmp_path}/train.png")
         print(matplotlib.get_backend(), "matplotlib.pyplot" in sys.modules)
         """
     )
@@ -188,7 +194,7 @@ def test_learning_curves_draw_the_general_engines_error_bars(tmp_path, monkeypat
     the QMC accuracy stated in the title."""
     from matplotlib.container import ErrorbarContainer
 
-    from attnphase import plots
+    from attnphase.figures import curves as plots
 
     rows = [
         dict(alpha=a, branch=b, kind=b, converged=True, sigma=0.5, omega=0.3, lam=0.01,

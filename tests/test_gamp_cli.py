@@ -94,8 +94,8 @@ def test_figure_draws_the_trace_table(tmp_path):
     """The plotted table is trace_table's, numbers: the state evolution starts at iterate 1
     (NaN before, the informed start cannot seed it) where it equals GAMP's own q; its ±2 s.e.
     band has positive width after the start (four scramblings disagree) and zero at it."""
+    from attnphase.figures.gamp import gamp_trace_figure
     from attnphase.gamp import run_gamp, trace_table
-    from attnphase.gamp_plot import gamp_trace_figure
 
     runs = [run_gamp(None, 100, 1.5, seed=s, damping=0.0, max_iter=3, n_test=100) for s in (0, 1)]
     rows = [row for r in runs for row in trace_table(r)]

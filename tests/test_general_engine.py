@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from attnphase import QMC, ModelParams, solve
-from attnphase.baseline import linear_test_error, linear_test_error_qmc
 from attnphase.theory import overlaps as ge
+from attnphase.theory.baseline import linear_test_error, linear_test_error_qmc
 from attnphase.theory.overlaps import Hats, Overlaps
 
 L3_A = np.full((3, 3), 0.2) + 0.4 * np.eye(3)

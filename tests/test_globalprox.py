@@ -3,8 +3,8 @@
 import pytest
 import torch
 
+from attnphase.ops import loss, loss_derivatives, target
 from attnphase.prox import block_metric, global_prox, global_prox_torch, prox_jacobian
-from attnphase.softmax_loss import loss, loss_derivatives, target
 
 DT = torch.float64
 

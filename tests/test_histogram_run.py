@@ -10,8 +10,8 @@ import torch
 from typer.testing import CliRunner
 
 from attnphase.cli import app
+from attnphase.figures.histogram import attention_figure, training_figure
 from attnphase.histogram import HistogramConfig, StackedTransformer, config_from, run_histogram
-from attnphase.histogram.figures import attention_figure, training_figure
 
 runner = CliRunner()
 # Fraction of positions whose token occurs once: always answering "1" scores this.

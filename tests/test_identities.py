@@ -14,7 +14,7 @@ from attnphase import (
     linear_test_error,
     solve,
 )
-from attnphase.baseline import linear_baseline_matrix, uniform_attention_error
+from attnphase.theory.baseline import linear_baseline_matrix, uniform_attention_error
 from attnphase.theory.gauss_hermite.channel import (
     ChannelIntegrator,
     hats,

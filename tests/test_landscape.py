@@ -9,10 +9,11 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-import attnphase.landscape as landscape_module
+import attnphase.validity.landscape as landscape_module
 from attnphase import GaussHermite, ModelParams, SimConfig, simulate, solve
 from attnphase.cli import app
-from attnphase.landscape import (
+from attnphase.figures.landscape import landscape_figure
+from attnphase.validity.landscape import (
     Curvature,
     LandscapePoint,
     LandscapeResult,
@@ -23,7 +24,6 @@ from attnphase.landscape import (
     probe_landscape,
     start_weights,
 )
-from attnphase.landscape_plot import landscape_figure
 
 from .conftest import TEST_ORDER
 

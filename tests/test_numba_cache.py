@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from attnphase.jit import _PackageStamped, sources_digest
+from attnphase._core.jit import _PackageStamped, sources_digest
 from attnphase.theory.gauss_hermite import channel, prox
 
 KERNEL = """
@@ -30,7 +30,7 @@ def shift(x):
     return x + {offset}
 """
 STYLES = {
-    "attnphase": ("attnphase.jit import njit_cached", "njit_cached()"),
+    "attnphase": ("attnphase._core.jit import njit_cached", "njit_cached()"),
     "plain numba": ("numba import njit", "njit(cache=True)"),
 }
 

@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from attnphase import GaussHermite, ModelParams, SimConfig, simulate, solve
-from attnphase import figures as F
 from attnphase.cli import app
-from attnphase.paper_plots import omega_slices, theory_label
-from attnphase.plots import finite_size
+from attnphase.figures.curves import finite_size
+from attnphase.figures.paper import omega_slices, theory_label
+from attnphase.paper import recipes as F
 
 
 def test_full_sizes_follow_the_paper_and_quick_sizes_stay_small():
@@ -85,7 +85,7 @@ def _captured(monkeypatch, module):
 
 
 def test_omega_slices_draw_one_column_per_omega_and_the_reached_fixed_point(monkeypatch):
-    from attnphase import paper_plots
+    from attnphase.figures import paper as paper_plots
 
     figs = _captured(monkeypatch, paper_plots)
     theory, sims = _slice_tables()
@@ -107,7 +107,7 @@ def test_omega_slices_draw_one_column_per_omega_and_the_reached_fixed_point(monk
 
 
 def test_finite_size_draws_one_column_per_alpha_with_the_start_s_fixed_point(monkeypatch):
-    from attnphase import plots
+    from attnphase.figures import curves as plots
 
     figs = _captured(monkeypatch, plots)
     rows = [dict(alpha=a, d=d, init=i, seed=s, sigma=0.5, omega=0.3, lam=0.01, converged=True,
@@ -238,7 +238,8 @@ def test_figure_all_writes_every_figure_and_a_rerun_computes_nothing(tmp_path, m
     fig9 = [s for s in solves if s[1] == F.ALTERNATIVE_A]
     assert fig9 == [(0.2, F.ALTERNATIVE_A, (1.0, 2.0))]  # Fig. 9 solves the alternative A
     n = len(solves)
-    from attnphase import paper_plots, plots
+    from attnphase.figures import curves as plots
+    from attnphase.figures import paper as paper_plots
 
     for module in (plots, paper_plots):  # the rerun is about the data: skip writing images
         monkeypatch.setattr(module, "save", lambda fig, path: None)

@@ -62,7 +62,7 @@ def test_negative_first_encoding_is_a_value():
 def test_plot_beyond_the_paper_case_draws_the_general_theory(tmp_path, monkeypatch):
     """An L = 3 model: the overlay's theory comes from the general engine, for that model."""
     import attnphase.cli.simulate as cli_simulate
-    import attnphase.plots
+    import attnphase.figures.curves
     from attnphase.theory import QMC, GaussHermite, resolve_method
 
     calls = {}
@@ -79,7 +79,7 @@ def test_plot_beyond_the_paper_case_draws_the_general_theory(tmp_path, monkeypat
         calls["sims"] = len(sims)
 
     monkeypatch.setattr(cli_simulate, "learning_curves", learning_curves)
-    monkeypatch.setattr(attnphase.plots, "simulation_overlay", overlay)
+    monkeypatch.setattr(attnphase.figures.curves, "simulation_overlay", overlay)
     args = [*SIM, "--A", A3_TEXT, "--encoding", "1,0.5,-1", "--seeds", "1", "--n-test", "50"]
     res = runner.invoke(app, [*args, "--plot", str(tmp_path / "o.png")])
     assert res.exit_code == 0, res.output

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from attnphase import QMC, GaussHermite, ModelParams, solve, with_stability
 from attnphase.cli import app
 from attnphase.theory.gauss_hermite.engine import solve_exact
-from attnphase.theory.stability import jump_distances, replicon_terms, whitened_jacobian
+from attnphase.validity.stability import jump_distances, replicon_terms, whitened_jacobian
 
 
 def _spd(rng, r: int) -> np.ndarray:

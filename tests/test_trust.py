@@ -1,5 +1,5 @@
-"""The trust map (THEORY.md §9, `attnphase.trust`): the verdict logic on constructed rows, the
-agreement tolerance, one small real grid point, resuming from the store, and the CLI's bad
+"""The trust map (THEORY.md §9, `attnphase.validity.trust`): the verdict logic on constructed rows,
+the agreement tolerance, one small real grid point, resuming from the store, and the CLI's bad
 input."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-import attnphase.trust as trust_module
+import attnphase.validity.trust as trust_module
 from attnphase import ModelParams, trust_map
 from attnphase.cli import app
-from attnphase.trust import JUMP_MASS_MAX, SEED_SD, agrees, judge, tolerance
+from attnphase.validity.trust import JUMP_MASS_MAX, SEED_SD, agrees, judge, tolerance
 
 runner = CliRunner()
 

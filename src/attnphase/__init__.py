@@ -18,7 +18,6 @@ Everything else lives in the subpackages (`attnphase.theory`, `attnphase.sim`,
 
 import importlib
 
-from .baseline import linear_test_error
 from .params import STANDARD_A, Mixture, ModelParams, Tied, Untied
 from .theory import (
     QMC,
@@ -29,10 +28,11 @@ from .theory import (
     learning_curve,
     learning_curves,
     solve,
-    with_stability,
 )
+from .theory.baseline import linear_test_error
 from .transitions import Transitions, find_transitions
 from .transitions.table import transition_table
+from .validity.stability import with_stability
 
 _LAZY = {
     "SimConfig": "sim",
@@ -41,8 +41,8 @@ _LAZY = {
     "run_histogram": "histogram",
     "mechanism_scores": "histogram",
     "run_gamp": "gamp",
-    "probe_landscape": "landscape",
-    "trust_map": "trust",
+    "probe_landscape": "validity.landscape",
+    "trust_map": "validity.trust",
 }
 
 

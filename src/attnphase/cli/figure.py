@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
-from ..tables import render
 from .app import app
 from .common import UsageError, _fail, _usage, check_outputs, figure_files
 from .histogram import HISTOGRAM_COLUMNS
+from .tables import render
 from .theory import THEORY_COLUMNS
 from .transition import TABLE_COLUMNS as TRANSITION_COLUMNS
 
@@ -34,7 +34,7 @@ def figure(
     """Draw one of the paper's figures, or `all` of them but the histogram task's and the
     extensions' (simulations resume from the sweep stores in --out, theory from its cached
     tables)."""
-    from ..figures import FIGURES, HISTOGRAM_CHECKPOINTS, MAKERS, make_all, output_stems
+    from ..paper.recipes import FIGURES, HISTOGRAM_CHECKPOINTS, MAKERS, make_all, output_stems
 
     try:
         if name not in (*FIGURES, "all"):
@@ -88,8 +88,8 @@ def demo(
     the histogram task in its quick mode (histogram.csv, histogram_attention.png,
     histogram_training.png). --full: 25 omegas, the paper's 25 x 25 diagram at d=1000 and the
     10-run histogram comparison (hours)."""
-    from ..demo import check_demo, run_demo
     from ..histogram import CheckpointError
+    from ..paper.demo import check_demo, run_demo
     from ..sweep import SweepError
 
     try:

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from ..params import check_int, check_positive
-from ..tables import FORMATS, render
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -29,6 +28,7 @@ from .common import (
     check_outputs,
     figure_files,
 )
+from .tables import FORMATS, render
 
 GAMP_COLUMNS = [
     "seed",
@@ -113,7 +113,7 @@ def gamp(
     else:
         typer.echo(render([res.as_dict() for res in runs], format, GAMP_COLUMNS))
     if plot is not None:
-        from ..gamp_plot import gamp_trace_figure
+        from ..figures.gamp import gamp_trace_figure
 
         try:
             gamp_trace_figure(runs, rows, plot)

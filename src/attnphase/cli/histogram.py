@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from ..tables import FORMATS, render
 from .app import app
 from .common import FormatOpt, UsageError, _fail, _plot_failed, _usage, check_outputs
+from .tables import FORMATS, render
 
 HISTOGRAM_COLUMNS = [
     "model",
@@ -92,7 +92,7 @@ def histogram(
         _fail(err)
     typer.echo(render(result.summaries(), format, HISTOGRAM_COLUMNS))
     if plot is not None:
-        from ..histogram.figures import attention_figure, training_figure
+        from ..figures.histogram import attention_figure, training_figure
 
         try:
             attention_figure(result, plot / "histogram_attention.png")

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from ..params import check_int, check_unit_interval
-from ..tables import FORMATS, render
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -32,6 +31,7 @@ from .common import (
     parse_alphas,
     parse_values,
 )
+from .tables import FORMATS, render
 
 LANDSCAPE_COLUMNS = [
     "alpha",
@@ -83,7 +83,7 @@ def landscape(
     seed: one row per (alpha, c, seed) with the end point's overlaps, losses, smallest Hessian
     eigenvalue and V_sim = sigma^2 tr(H^-1)/d. A flat theta_final(c): one minimum; a sloped
     one: a continuum of minima."""
-    from ..landscape import METHODS
+    from ..validity.landscape import METHODS
 
     try:
         alphas = parse_alphas(alpha)
@@ -109,7 +109,7 @@ def landscape(
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         _fail(err)
-    from ..landscape import probe_landscape
+    from ..validity.landscape import probe_landscape
 
     result = probe_landscape(
         p,
@@ -125,7 +125,7 @@ def landscape(
     rows = result.rows()
     typer.echo(render(rows, format, LANDSCAPE_COLUMNS))
     if plot is not None:
-        from ..landscape_plot import landscape_figure
+        from ..figures.landscape import landscape_figure
 
         try:
             landscape_figure(rows, plot)

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from ..tables import FORMATS, render
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -25,6 +24,7 @@ from .common import (
     parse_alphas,
     parse_matrix,
 )
+from .tables import FORMATS, render
 
 TABLE_COLUMNS = [
     "alpha",
@@ -115,7 +115,7 @@ def outcomes(
         _fail(err)
     typer.echo(render(study.fractions, format, TABLE_COLUMNS))
     if plot is not None:
-        from ..outcomes_plot import outcome_figure, study_title
+        from ..figures.outcomes import outcome_figure, study_title
 
         parameters = study_title(
             d=d, runs=runs, init=init, optimizer=optimizer, lr=lr, steps=steps, gtol=gtol,

@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from ..params import ModelParams, variant_of
-from ..tables import FORMATS, render, to_frame
 from ..theory import learning_curves
 from .app import app
 from .common import (
@@ -37,6 +36,7 @@ from .common import (
     figure_files,
     parse_alphas,
 )
+from .tables import FORMATS, render, to_frame
 
 SIM_COLUMNS = [
     "alpha",
@@ -167,7 +167,7 @@ def simulate(
     records = [r.as_dict() for r in results]
     typer.echo(render(records, format, sim_columns(p, value_rank)))
     if plot is not None:
-        from ..plots import simulation_overlay
+        from ..figures.curves import simulation_overlay
 
         branches, grid = ["semantic", "positional"], sorted(set(alphas))
         theory = learning_curves(grid, p, branches, progress=not p.is_l2 and sys.stderr.isatty())

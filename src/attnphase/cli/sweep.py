@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from ..sweep.spec import KINDS, PARAMETERS
-from ..tables import FORMATS, render
 from .app import app
 from .common import FormatOpt, UsageError, _fail
+from .tables import FORMATS, render
 
 _PARAGRAPHS = (
     "Run a grid of theory points or simulations. Finished points are kept in the store and "

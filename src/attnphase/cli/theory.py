@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from ..params import ModelParams, variant_of
-from ..tables import FORMATS, render, to_frame
 from ..theory import (
     DEFAULT_ORDER,
     DEFAULT_POINTS,
@@ -23,6 +22,7 @@ from ..theory import (
 from ..theory.gauss_hermite.engine import BRANCHES as EXACT_BRANCHES
 from ..theory.method import exact_refusal
 from ..theory.qmc.engine import MIXTURE_BRANCH, QMC_BRANCHES, check_variant
+from ..validity.stability import learning_curves_with_stability
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -49,6 +49,7 @@ from .common import (
     parse_alphas,
     parse_order,
 )
+from .tables import FORMATS, render, to_frame
 
 THEORY_COLUMNS = [
     "branch",
@@ -174,16 +175,15 @@ def theory(
     except UsageError as err:
         _fail(err)
     branches = ["semantic", "positional", "trivial"] if branch == "all" else [branch]
-    curves = learning_curves(
-        alphas, p, branches, method=method, progress=sys.stderr.isatty(), stability=stability
-    )
+    curve_fn = learning_curves_with_stability if stability else learning_curves
+    curves = curve_fn(alphas, p, branches, method=method, progress=sys.stderr.isatty())
     records = [r.as_dict() for r in curves]
     columns = THEORY_COLUMNS + (STABILITY_COLUMNS if stability else [])
     columns += UNTIED_COLUMNS if p.untied else []
     columns += MIXTURE_COLUMNS if mixture is not None else []
     typer.echo(render(records, format, columns))
     if plot is not None:
-        from ..plots import learning_curves as draw_learning_curves
+        from ..figures.curves import learning_curves as draw_learning_curves
 
         try:
             draw_learning_curves(to_frame(records), plot)

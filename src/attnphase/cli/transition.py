@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from ..params import ModelParams
-from ..tables import FORMATS, render
 from ..theory import CHECK_ORDER, DEFAULT_ORDER, DEFAULT_RANDOMISATIONS, GaussHermite
 from ..transitions import TRANSITION_POINTS
 from ..transitions.paths import LINES
@@ -31,6 +30,7 @@ from .common import (
     parse_order,
     parse_values,
 )
+from .tables import FORMATS, render
 from .theory import EngineOpt, PointsOpt, RandomisationsOpt, method_for
 
 ValuesOpt = Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")]
@@ -169,7 +169,7 @@ def transition(
     )
     typer.echo(render(table.to_dict("records"), format, [parameter] + TABLE_COLUMNS))
     if plot is not None:
-        from ..transitions_plot import transition_lines_figure
+        from ..figures.transitions import transition_lines_figure
 
         try:
             transition_lines_figure(table, parameter, plot)

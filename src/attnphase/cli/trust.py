@@ -1,5 +1,5 @@
 """`attnphase trust`: where in (alpha, omega) the replica-symmetric answer is trustworthy
-(THEORY.md §9; `attnphase.trust`)."""
+(THEORY.md §9; `attnphase.validity.trust`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from ..params import check_int, check_unit_interval
-from ..tables import FORMATS, render
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -29,6 +28,7 @@ from .common import (
     parse_alphas,
     parse_values,
 )
+from .tables import FORMATS, render
 
 TRUST_COLUMNS = [
     "alpha",
@@ -117,7 +117,7 @@ def trust(
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         _fail(err)
-    from ..trust import trust_map
+    from ..validity.trust import trust_map
 
     rows = trust_map(
         p,
@@ -137,7 +137,7 @@ def trust(
     columns = [c for c in TRUST_COLUMNS if any(c in r for r in rows)]  # --no-gamp: no gamp_*
     typer.echo(render(rows, format, columns))
     if plot is not None:
-        from ..trust_plot import trust_figure
+        from ..figures.trust import trust_figure
 
         note = f"GAMP {gamp_seeds or seeds} seed(s)" if gamp else "no GAMP"
         try:

@@ -2,7 +2,7 @@
 
 State: the estimate Qh (d x r), the conjugate Vhat (r x r, V = s2 (lambda I + s2 Vhat)^{-1})
 and the last outputs F (n x L x r, F = 0 first). One iteration is steps 1-6 of §8 with the
-per-sample loss of `attnphase.softmax_loss` (K = x~ x~^T/d, Cm = y x~^T/d, c = |y|^2/(2d)),
+per-sample loss of `attnphase.ops` (K = x~ x~^T/d, Cm = y x~^T/d, c = |y|^2/(2d)),
 the global prox of `attnphase.prox` (probe search plus Newton from w, 0 and the previous
 minimiser, the settings of the state evolution) and its implicit derivative for D.
 
@@ -42,7 +42,7 @@ from ..sim.train import minimise
 from ..theory.overlaps import MatrixOverlaps
 from ..theory.qmc.channel import PROBE
 from ..theory.qmc.engine import start_overlaps
-from ..theory.stability import replicon_terms
+from ..validity.stability import replicon_terms
 from . import equations as eq
 from .problem import Problem, back_project, build_problem, fields
 from .result import GampResult, GampStep, plain

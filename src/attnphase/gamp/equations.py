@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ..softmax_loss import loss_derivatives
+from ..ops import loss_derivatives
 
 
 def onsager_fields(h: torch.Tensor, F: torch.Tensor, V: torch.Tensor) -> torch.Tensor:

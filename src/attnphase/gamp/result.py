@@ -69,7 +69,7 @@ class GampResult:
     L-BFGS minimiser started from GAMP's end point (labelled as such, THEORY.md §8.1);
     rho: the teacher's empirical overlap sigma^2 Q*^T Q*/d (t x t; the theory's is sigma^2 I);
     rs_stability: THEORY §9's smooth replicon factor on the data at the last prox,
-    (alpha/r) mean_mu ||Jt_mu - I||_F^2 (`attnphase.theory.stability`; NaN before any step);
+    (alpha/r) mean_mu ||Jt_mu - I||_F^2 (`attnphase.validity.stability`; NaN before any step);
     Q: the estimate (d x r)."""
 
     d: int

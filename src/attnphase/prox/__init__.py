@@ -1,7 +1,7 @@
 """The global proximal step of THEORY.md §7.1 and §8, batched over samples (torch, any device).
 
 For fields w in R^{L x r}, a symmetric positive-definite r x r matrix V and the loss
-g(h) = c - tr(S Cm^T) + 1/2 tr(S K S^T) of `attnphase.softmax_loss`,
+g(h) = c - tr(S Cm^T) + 1/2 tr(S K S^T) of `attnphase.ops`,
     h_hat = argmin_h  F(h),   F(h) = 1/2 sum_l (h_l - w_l)^T V^{-1} (h_l - w_l) + g(h),
 and the Moreau envelope is F(h_hat). F is not convex: a safeguarded Newton method (saddle-free:
 the Hessian's eigenvalues replaced by max(|lambda|, floor); Armijo backtracking; the pure
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..ops import loss, loss_derivatives
 from ..params import TIED, Untied, Variant
-from ..softmax_loss import loss, loss_derivatives
 
 _ARMIJO = 1e-4
 _BACKTRACKS = 30

@@ -2,7 +2,7 @@
 
 The same algorithm and formulas as the torch implementation in `attnphase.prox` (which
 serves CUDA devices), one problem at a time: safeguarded Newton from every start, the lowest
-objective kept. Derivatives as in `attnphase.softmax_loss` (THEORY.md §8). Every function
+objective kept. Derivatives as in `attnphase.ops` (THEORY.md §8). Every function
 takes `key_start`, the column of h where the key fields start (`key_start_of`): 0 for tied
 fields (the key is the query, Z = h h^T); for untied fields h = (h_Q, h_K) of width 2 r_Q it is
 r_Q and the logits are Z = h_Q h_K^T (docs/theory-untied.md); the CPU kernel is the only
@@ -16,7 +16,7 @@ import math
 import numpy as np
 from numba import prange
 
-from ..jit import njit_cached
+from .._core.jit import njit_cached
 from ..params import Untied, Variant
 
 _ARMIJO = 1e-4

@@ -1,11 +1,10 @@
 """A grid of simulation configurations, each run for the same seeds, serially or in a pool of
 worker processes.
 
-Thread counts are set only where the work runs: each worker process sets its own torch thread
-count once at start-up, and the serial path sets it for the duration of the call and restores
-the caller's count afterwards. Workers exit on their own when the process that started them
-dies (even by SIGKILL; `attnphase.orphans`), so an interrupted grid never leaves idle processes
-behind.
+Thread counts are set only where the work runs: each worker process sets its own torch thread count
+once at start-up, and the serial path sets it for the duration of the call and restores the caller's
+count afterwards. Workers exit on their own when the process that started them dies (even by
+SIGKILL; `attnphase._core.orphans`), so an interrupted grid never leaves idle processes behind.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from contextlib import contextmanager
 
 import torch
 
-from ..orphans import die_with_parent
+from .._core.orphans import die_with_parent
 from ..params import check_int
 from .run import SimConfig, SimResult, simulate
 

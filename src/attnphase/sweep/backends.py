@@ -1,7 +1,7 @@
 """Where points are computed: in the caller's process, in local worker processes, or on Dask.
 
 All three run the same point function; they differ only in where. Workers die with their
-parent: local workers through `attnphase.orphans` (the kernel's PR_SET_PDEATHSIG on Linux and
+parent: local workers through `attnphase._core.orphans` (the kernel's PR_SET_PDEATHSIG on Linux and
 a watchdog thread); Dask's own worker processes (LocalCluster) exit when the pipe to their
 parent closes (`distributed.process.AsyncProcess`), measured to happen within 0.5 s of a
 SIGKILL of the parent.
@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
 
-from ..orphans import die_with_parent
+from .._core.orphans import die_with_parent
 from .points import PointFunction, run_point
 from .store import SweepError
 

@@ -2,8 +2,9 @@
 
 One entry point (`solve`, `learning_curve`, `learning_curves` in `engine`) and one result record
 (`TheoryResult`) for every model; the integration method (`GaussHermite`: the exact L = 2
-channel, `l2`; `QMC`: any model, `general`) chooses the channel. The fixed-point loop is
-`iterate`; the equations of §7 are in `overlaps`.
+channel, `gauss_hermite`; `QMC`: any model, `qmc`) chooses the channel. Branches and their
+continuation are in `branches`, the fixed-point loop in `iterate`, the equations of §7 in
+`overlaps`, the linear baseline in `baseline`.
 """
 
 from .engine import BRANCHES, learning_curve, learning_curves, solve
@@ -18,7 +19,6 @@ from .method import (
     resolve_method,
 )
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
-from .stability import Stability, with_stability
 
 __all__ = [
     "BRANCHES",
@@ -31,11 +31,9 @@ __all__ = [
     "GaussHermite",
     "Method",
     "NonConvergenceWarning",
-    "Stability",
     "TheoryResult",
     "learning_curve",
     "learning_curves",
     "resolve_method",
     "solve",
-    "with_stability",
 ]

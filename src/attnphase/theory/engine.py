@@ -125,29 +125,14 @@ def learning_curves(
     *,
     method: Method | str = "auto",
     progress: bool = False,
-    stability: bool = False,
 ) -> list[TheoryResult]:
-    """`learning_curve` of each branch in turn, concatenated (branch by branch); with
-    `stability`, every fixed point carries THEORY §9's rs_stability and jump_mass (tied model,
-    Gaussian tokens only)."""
+    """`learning_curve` of each branch in turn, concatenated (branch by branch)."""
     p = params if params is not None else ModelParams()
-    if stability and not p.is_tied_gaussian:
-        raise ValueError(
-            "stability: measured for the tied model with Gaussian tokens only, not with "
-            "untied query and key or correlated tokens"
-        )
-    curves = [
+    return [
         r
         for b in branches
         for r in learning_curve(alphas, p, branch=b, method=method, progress=progress)
     ]
-    if not stability:
-        return curves
-    from tqdm.auto import tqdm
-
-    from .stability import with_stability
-
-    return [with_stability(r) for r in tqdm(curves, desc="RS stability", disable=not progress)]
 
 
 __all__ = ["BRANCHES", "QMC", "GaussHermite", "learning_curve", "learning_curves", "solve"]

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..baseline import linear_test_error
 from ..params import ModelParams
 from ..theory import GaussHermite, NonConvergenceWarning
+from ..theory.baseline import linear_test_error
 from .continuation import Check, solve_root
 from .folds import FOLD_SIGN, FoldCheck, fold_on
 from .paths import SCAN_NUM

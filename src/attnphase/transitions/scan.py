@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ..baseline import linear_test_error_qmc
 from ..params import ModelParams
 from ..theory import QMC, GaussHermite, Method, NonConvergenceWarning, learning_curve, solve
+from ..theory.baseline import linear_test_error_qmc
 from ..theory.qmc.channel import QMCChannel
 from ..theory.qmc.engine import Solution, make_channels, qmc_curve, solve_one
 from .record import Transitions

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..baseline import linear_test_error_qmc
 from ..params import ModelParams, check_int
 from ..theory import QMC
+from ..theory.baseline import linear_test_error_qmc
 from ..theory.iterate import InadmissibleStep
 from ..theory.qmc.channel import QMCChannel
 from ..theory.qmc.engine import QMCMap, _Layout, _observables, qmc_curve

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import prange
 
-from ...jit import njit_cached
-from ...quadrature import gauss_hermite
+from ..._core.jit import njit_cached
+from ..._core.quadrature import gauss_hermite
 from ..overlaps import Hats, Overlaps
 from .prox import global_prox
 from .softmax2 import reduced_loss, softmax_diag, target_centres

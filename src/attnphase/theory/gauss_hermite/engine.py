@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 
-from ...baseline import linear_test_error
 from ...params import ModelParams
+from ..baseline import linear_test_error
 from ..branches import follow_branch
 from ..iterate import InadmissibleStep, StageOptions, iterate, residual_jacobian
 from ..method import GaussHermite

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import prange
 
-from ...jit import njit_cached
+from ..._core.jit import njit_cached
 from .softmax2 import prox_objective
 
 _MAX_NEWTON = 60

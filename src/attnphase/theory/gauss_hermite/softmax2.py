@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from ...jit import njit_cached
+from ..._core.jit import njit_cached
 
 
 @njit_cached(inline="always")

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ...baseline import linear_test_error_qmc
 from ...params import TIED, Mixture, ModelParams, Tied, Untied, Variant
 from .. import overlaps as ge
+from ..baseline import linear_test_error_qmc
 from ..branches import follow_branch
 from ..iterate import InadmissibleStep, StageOptions, iterate
 from ..method import QMC

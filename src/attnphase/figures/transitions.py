@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .plots import parameters_text
+from .curves import parameters_text
 from .style import color, new_figure, save
 
 STYLES = {

@@ -4,7 +4,7 @@ Top row: |theta_final|/sigma^2 against c (the sign of Q is a symmetry of the mod
 are one minimum), one thin line per seed and the seed mean ± standard deviation, with the
 start's own theta(Q0)/sigma^2 ~ c dotted (a flat curve: one minimum; one that follows the
 start: a continuum). Bottom row: training loss R/d minus its smallest value
-over c on the same seed's data. One column per alpha. Colours: `attnphase.style`.
+over c on the same seed's data. One column per alpha. Colours: `attnphase.figures.style`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .plots import parameters_text
+from .curves import parameters_text
 from .style import COLORS, new_figure, save
 
 

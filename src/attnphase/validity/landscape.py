@@ -38,10 +38,10 @@ from numpy.linalg import LinAlgError
 from scipy.linalg import cholesky, solve_triangular
 from scipy.sparse.linalg import LinearOperator, cg, eigsh
 
-from .params import ModelParams, check_int, check_positive, check_unit_interval
-from .sim.models import attention_map, fields
-from .sim.risk import StructuredRisk
-from .sim.run import (
+from ..params import ModelParams, check_int, check_positive, check_unit_interval
+from ..sim.models import attention_map, fields
+from ..sim.risk import StructuredRisk
+from ..sim.run import (
     DTYPES,
     SimConfig,
     draw_training_set,
@@ -53,7 +53,7 @@ from .sim.run import (
     sim_overlaps,
     target_matrix,
 )
-from .sim.train import TrainReport, minimise
+from ..sim.train import TrainReport, minimise
 
 METHODS = ("auto", "dense", "hutchinson")
 DENSE_MAX = 3000  # "auto": dense Hessian up to d r = 3000 (72 MB, ~d r HVPs), Hutchinson above

@@ -1,6 +1,6 @@
 """Fig. 8 and Fig. 9 of the paper: learning curves (theta/sigma^2, m, eps_g against alpha) at
-several omega, one column per omega, simulations (seed means ± std) on the theory's fixed
-points. Colours: `attnphase.style`; drawing helpers shared with `attnphase.plots`."""
+several omega, one column per omega, simulations (seed means ± std) on the theory's fixed points.
+Colours: `attnphase.figures.style`; drawing helpers shared with `attnphase.figures.curves`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .plots import _legend_below, _seed_errorbars, parameters_text
+from .curves import _legend_below, _seed_errorbars, parameters_text
 from .style import LINES, color, new_figure, save
 
 ROWS = (("theta_s2", r"$|\theta|/\sigma^2$"), ("m", r"$m$"), ("test_error", r"$\epsilon_g$"))

@@ -13,8 +13,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import integrate
 
-from .params import ModelParams
-from .quadrature import gauss_hermite
+from .._core.quadrature import gauss_hermite
+from ..params import ModelParams
 
 
 def teacher_softmax_moments(rho: float, n: int) -> tuple[float, float]:
@@ -108,7 +108,7 @@ def linear_test_error_qmc(
     over h*_l iid N(0, rho I_t): sigma^2/2 (1 - omega)^2 (E|S*|^2 - |E S*|^2), S* the teacher's
     attention. Returns (mean, standard error) over independent scramblings; memoised, since
     every general solve along a curve needs the same value."""
-    from .theory.qmc.channel import attention, gaussian_points
+    from .qmc.channel import attention, gaussian_points
 
     L, t = p.L, p.teacher_rank
     values = []

@@ -34,15 +34,14 @@ def _crossing(alphas: np.ndarray, gaps: np.ndarray, tol: float) -> tuple[float, 
 
 
 def empirical_transitions(gap: pd.DataFrame, tol: float = SAME_MINIMUM) -> pd.DataFrame:
-    """Per omega (the rows of `gap`, the semantic-minus-positional training loss with omega
-    rows and alpha columns, as `attnphase.plots.phase_maps` gives it): alpha_t, the smallest
-    alpha where the gap becomes negative (< -tol; a gap within tol is one minimum for both
-    starts, no sign), linearly interpolated between that grid point and the one before it
-    (the zero of the line through their gaps). Missing gaps (NaN: no converged pair) are
-    skipped. status: "crossing", "negative from the smallest alpha" or "no negative gap"
-    (alpha_t NaN: the transition is outside the grid), "no data". sign_changes: how often
-    the sign (gaps within tol skipped) changes along alpha: 1 for a clean transition, more
-    where the map is noisy."""
+    """Per omega (the rows of `gap`, the semantic-minus-positional training loss with omega rows and
+    alpha columns, as `attnphase.figures.curves.phase_maps` gives it): alpha_t, the smallest alpha
+    where the gap becomes negative (< -tol; a gap within tol is one minimum for both starts, no
+    sign), linearly interpolated between that grid point and the one before it (the zero of the line
+    through their gaps). Missing gaps (NaN: no converged pair) are skipped. status: "crossing",
+    "negative from the smallest alpha" or "no negative gap" (alpha_t NaN: the transition is outside
+    the grid), "no data". sign_changes: how often the sign (gaps within tol skipped) changes along
+    alpha: 1 for a clean transition, more where the map is noisy."""
     if not (np.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be a finite number >= 0, got {tol}")
     alphas = np.asarray(gap.columns, dtype=float)

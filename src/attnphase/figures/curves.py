@@ -1,6 +1,6 @@
 """Figures (matplotlib object API, no pyplot): Fig. 2 learning curves (theory, simulations),
 Fig. 3 phase maps and finite-size scaling. Each function draws from a table, states the
-parameters on the figure, and returns the data it plotted. Colours: `attnphase.style`."""
+parameters on the figure, and returns the data it plotted. Colours: `attnphase.figures.style`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Phase diagrams of the model's extensions side by side (the paper's Fig. 14): one colour map
 of the semantic-minus-positional training loss over (alpha, omega) per extension, on one colour
-scale, with the tied model's theory alpha_c(omega) for reference. Colours: `attnphase.style`
+scale, with the tied model's theory alpha_c(omega) for reference. Colours: `attnphase.figures.style`
 (the maps' ends are the semantic and positional colours)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .plots import _legend_below
+from .curves import _legend_below
 from .style import SEMANTIC_POSITIONAL, new_figure, save
 
 # one colour per extension, none of them the semantic/positional blue and orange

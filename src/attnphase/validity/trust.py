@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .params import ModelParams, check_int, check_positive, check_unit_interval
+from ..params import ModelParams, check_int, check_positive, check_unit_interval
 
 KIND = "trust"
 VERSION = 1  # part of the run id: a change of what a point computes makes new points
@@ -115,8 +115,8 @@ def _missing(x) -> bool:
 
 
 def _theory(alpha: float, p: ModelParams, points: int, randomisations: int) -> dict:
-    from .theory import solve, with_stability
-    from .theory.stability import STABILITY_KEYS
+    from ..theory import solve
+    from .stability import STABILITY_KEYS, with_stability
 
     out: dict = {}
     losses = {}
@@ -135,7 +135,7 @@ def _theory(alpha: float, p: ModelParams, points: int, randomisations: int) -> d
 
 
 def _simulations(alpha: float, p: ModelParams, d: int, seeds: Sequence[int], n_test: int) -> dict:
-    from .sim import SimConfig, simulate
+    from ..sim import SimConfig, simulate
 
     out: dict = {}
     for branch, pre in BRANCH_PREFIX.items():
@@ -155,7 +155,7 @@ def _simulations(alpha: float, p: ModelParams, d: int, seeds: Sequence[int], n_t
 
 
 def _gamp(alpha: float, p: ModelParams, d: int, seeds: Sequence[int], max_iter: int, n_test: int):
-    from .gamp import run_gamp
+    from ..gamp import run_gamp
 
     runs = []
     for s in seeds:
@@ -335,7 +335,7 @@ class _Store:
     def __enter__(self) -> _Store:
         if self.path is None:
             return self
-        from .sweep.store import Heartbeat, Owner, ResultStore
+        from ..sweep.store import Heartbeat, Owner, ResultStore
 
         self.owner = Owner.current()
         self.db = ResultStore(self.path)
@@ -355,11 +355,11 @@ class _Store:
     def get_or_compute(self, point: dict, compute) -> tuple[str, dict | None, str | None]:
         """("ok", row, None) or ("error", None, message): a failed point is recorded (a rerun
         retries it) and the map goes on."""
-        from .sweep.points import run_point
+        from ..sweep.points import run_point
 
         if self.path is None:
             return run_point(lambda kind, params: compute(), KIND, point)
-        from .sweep.store import BUSY, DONE
+        from ..sweep.store import BUSY, DONE
 
         rid = point_id(point)
         while True:

@@ -1,6 +1,6 @@
 """The paper's figures, end to end: the data (theory, transitions, resumable simulation sweeps
-stored under the output directory) and the plots of `attnphase.plots` and
-`attnphase.paper_plots`.
+stored under the output directory) and the plots of `attnphase.figures.curves` and
+`attnphase.figures.paper`.
 
 Every figure has a quick size (minutes on a 2-core machine) and a full, paper-sized one
 (`sizes`). A rerun resumes: simulations come from sweep stores (`<name>.sqlite` in the output
@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .io import atomic_output, write_atomic
-from .paper_plots import omega_slices
-from .params import ModelParams
-from .plots import fig3, finite_size, simulation_overlay
-from .sweep import SweepSpec, run_sweep
-from .theory import GaussHermite, learning_curves
-from .transitions.table import transition_table
+from ..figures.curves import fig3, finite_size, simulation_overlay
+from ..figures.paper import omega_slices
+from ..io import atomic_output, write_atomic
+from ..params import ModelParams
+from ..sweep import SweepSpec, run_sweep
+from ..theory import GaussHermite, learning_curves
+from ..transitions.table import transition_table
 
 FIGURES = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9", "histogram", "extensions")
 # `figure all`: every figure but the histogram task (11 min in its quick mode, `figure histogram`)
@@ -287,9 +287,9 @@ FIG9_NOTE = (
 def make_histogram(out: Path, quick: bool = True, workers: int = 2, p=None):
     """The histogram task's figures (attention maps, training curves); resumes from per-epoch
     checkpoints in `out/HISTOGRAM_CHECKPOINTS`."""
-    from .histogram import run_histogram
-    from .histogram.figures import attention_figure, training_figure
-    from .histogram.run import config_from
+    from ..figures.histogram import attention_figure, training_figure
+    from ..histogram import run_histogram
+    from ..histogram.run import config_from
 
     result = run_histogram(
         config_from(quick), out / HISTOGRAM_CHECKPOINTS, progress=sys.stderr.isatty()
@@ -300,8 +300,8 @@ def make_histogram(out: Path, quick: bool = True, workers: int = 2, p=None):
 
 
 def make_extensions(out: Path, quick: bool = True, workers: int = 2, p: ModelParams | None = None):
-    """Fig. 14: the extensions' phase diagrams side by side (`attnphase.extension_figures`)."""
-    from .extension_figures import make_extensions as make
+    """Fig. 14: the extensions' phase diagrams side by side (`attnphase.paper.extensions`)."""
+    from .extensions import make_extensions as make
 
     return make(out, quick=quick, workers=workers, p=p)
 

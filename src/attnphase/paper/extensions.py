@@ -1,7 +1,7 @@
 """The paper's Fig. 14 for the extensions of the model (THEORY.md §10, issue 13): the
 semantic-minus-positional training loss over (alpha, omega) for the tied model, untied query
 and key, a rank-1 value matrix, a rank-2 student and correlated tokens, side by side, and the
-empirical transition of each (`attnphase.empirical`) against the tied model's.
+empirical transition of each (`attnphase.paper.empirical`) against the tied model's.
 
 Files in `out`: one resumable sweep store per extension (`extensions_<name>_d<d>.sqlite`; a
 rerun computes only the missing points), the tied model's theory alpha_c(omega) by continuation
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..figures.curves import parameters_text, phase_maps
+from ..figures.extensions import extension_maps
+from ..params import ModelParams
+from ..sweep import write_table
+from ..transitions.table import transition_table
 from .empirical import empirical_transitions
-from .extensions_plot import extension_maps
-from .figures import INITS, _cached, _model_key, _sims, grid
-from .params import ModelParams
-from .plots import parameters_text, phase_maps
-from .sweep import write_table
-from .transitions.table import transition_table
+from .recipes import INITS, _cached, _model_key, _sims, grid
 
 # name -> the simulation parameters that switch the extension on (none: the tied model)
 EXTENSIONS: dict[str, dict] = {

@@ -1,8 +1,8 @@
 """The predicted-vs-actual figure of a GAMP run (THEORY.md §8): per overlap, GAMP's iterates
-(markers, one series per seed) beside the state evolution's trace of the same run (line with a
-band of ±2 standard errors of its integration), iteration on x. Drawn from the rows of
-`attnphase.gamp.trace_table` (matplotlib object API, colours of `attnphase.style`: the start's
-colour for both, so semantic and positional read as everywhere else)."""
+(markers, one series per seed) beside the state evolution's trace of the same run (line with a band
+of ±2 standard errors of its integration), iteration on x. Drawn from the rows of
+`attnphase.gamp.trace_table` (matplotlib object API, colours of `attnphase.figures.style`: the
+start's colour for both, so semantic and positional read as everywhere else)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .gamp.result import GampResult, overlap_number
+from ..gamp.result import GampResult, overlap_number
 from .style import color, new_figure, save
 
 PANELS = (

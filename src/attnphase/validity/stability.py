@@ -25,18 +25,20 @@ the smooth part alpha E[sum_l D_l] = alpha V^{-1} E[sum_l (I - J_ll)], is report
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..params import ModelParams
-from .method import QMC
-from .overlaps import MatrixOverlaps, sym_sqrt
-from .result import TheoryResult, plain_value
+from ..theory.engine import learning_curves
+from ..theory.method import QMC, Method
+from ..theory.overlaps import MatrixOverlaps, sym_sqrt
+from ..theory.result import TheoryResult, plain_value
 
 if TYPE_CHECKING:
-    from .qmc.channel import QMCChannel
+    from ..theory.qmc.channel import QMCChannel
 
 JUMP_RADIUS = 0.1  # in units of the standard Gaussian xi of the student field
 DISTINCT = 1e-4  # relative distance above which two prox minimisers are different minima
@@ -104,9 +106,9 @@ def channel_stability(
     import torch
 
     from ..gamp.equations import output_jacobian_blocks
+    from ..ops import loss_derivatives
     from ..prox import global_prox, prox_jacobian
-    from ..softmax_loss import loss_derivatives
-    from .qmc.channel import target_matrix
+    from ..theory.qmc.channel import target_matrix
 
     C = np.asarray(p.encodings, dtype=float)
     A = np.asarray(p.A, dtype=float)
@@ -195,7 +197,7 @@ def with_stability(
     fixed point; a Gauss-Hermite result on `randomisations` scramblings of `points` Sobol points
     of the QMC channel (defaults: `QMC()`'s). An unconverged result is returned unchanged (NaN).
     """
-    from .qmc.engine import make_channels
+    from ..theory.qmc.engine import make_channels
 
     p = result.params
     if not p.is_tied_gaussian:
@@ -223,3 +225,25 @@ def with_stability(
         {k: getattr(st, k) for k in STABILITY_KEYS[::2]},
         {k[:-4]: getattr(st, k) for k in STABILITY_KEYS[1::2]},
     )
+
+
+def learning_curves_with_stability(
+    alphas: Sequence[float],
+    params: ModelParams | None = None,
+    branches: Sequence[str] = ("semantic", "positional"),
+    *,
+    method: Method | str = "auto",
+    progress: bool = False,
+) -> list[TheoryResult]:
+    """`theory.learning_curves` with THEORY §9's rs_stability and jump_mass at every fixed
+    point (`with_stability`; tied model, Gaussian tokens only)."""
+    p = params if params is not None else ModelParams()
+    if not p.is_tied_gaussian:
+        raise ValueError(
+            "stability: measured for the tied model with Gaussian tokens only, not with "
+            "untied query and key or correlated tokens"
+        )
+    from tqdm.auto import tqdm
+
+    curves = learning_curves(alphas, p, branches, method=method, progress=progress)
+    return [with_stability(r) for r in tqdm(curves, desc="RS stability", disable=not progress)]

@@ -1,5 +1,5 @@
-"""The phase-diagram overlay of `attnphase.trust` (THEORY.md §9): where in (alpha, omega) the
-replica-symmetric answer is trustworthy.
+"""The phase-diagram overlay of `attnphase.validity.trust` (THEORY.md §9): where in (alpha, omega)
+the replica-symmetric answer is trustworthy.
 
 Background: the jump mass of the fixed point the theory reaches from the semantic start (the
 semantic branch where it exists), the quantity THEORY §9 says to map. Markers: the verdict
@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.colors import LinearSegmentedColormap
 
+from ..validity.trust import CRITERIA, JUMP_MASS_MAX, RS_MAX
 from .style import COLORS, new_figure, save
-from .trust import CRITERIA, JUMP_MASS_MAX, RS_MAX
 
 LETTERS = {
     "theory": "T",

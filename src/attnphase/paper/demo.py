@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .io import check_output_dir, check_output_file, write_atomic
-from .params import ModelParams, check_int
-from .sweep.store import SweepError, check_store
+from ..io import check_output_dir, check_output_file, write_atomic
+from ..params import ModelParams, check_int
+from ..sweep.store import SweepError, check_store
 
 ALPHA_RANGE = (0.1, 2.0)
 REPORTED_OMEGAS = (0.1, 0.2, 0.3, 0.4)
@@ -74,11 +74,11 @@ def run_demo(
     with "theory", "transitions" (the rows at REPORTED_OMEGAS) and "histogram" as each table
     is written. The alpha_c and alpha_l lines are followed by continuation at the default
     accuracy over `figures.line_omegas`, resumable through out/transitions.sqlite."""
-    from .figures import grid, line_omegas, make_fig3
-    from .histogram import HistogramConfig, run_histogram
-    from .histogram.figures import attention_figure, training_figure
-    from .plots import learning_curves
-    from .theory import learning_curves as theory_learning_curves
+    from ..figures.curves import learning_curves
+    from ..figures.histogram import attention_figure, training_figure
+    from ..histogram import HistogramConfig, run_histogram
+    from ..theory import learning_curves as theory_learning_curves
+    from .recipes import grid, line_omegas, make_fig3
 
     check_demo(out, num)
     out = Path(out)
@@ -91,7 +91,7 @@ def run_demo(
     announce("theory", theory)
     learning_curves(theory, out / "fig2_theory.png")
 
-    from .transitions.table import transition_table
+    from ..transitions.table import transition_table
 
     lines = transition_table(
         p,

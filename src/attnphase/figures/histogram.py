@@ -1,6 +1,6 @@
 """Figures of the histogram experiment: attention maps on the paper's example sequences
 (before and after the unfreeze-and-retrain check, Fig. 1/4) and training curves. Drawn with
-matplotlib's object API (no pyplot, no backend switch); colours from `attnphase.style`."""
+matplotlib's object API (no pyplot, no backend switch); colours from `attnphase.figures.style`."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from ..style import color, new_figure, save
-from .data import EXAMPLES, letters
-from .run import HistogramConfig, HistogramResult
+from ..histogram.data import EXAMPLES, letters
+from ..histogram.run import HistogramConfig, HistogramResult
+from .style import color, new_figure, save
 
 
 def settings_text(cfg: HistogramConfig) -> str:

@@ -1,0 +1,64 @@
+"""Sphinx configuration of the attnphase documentation (built offline by `make docs`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import typer.main
+from typer.cli import get_docs_for_click
+
+from attnphase import __version__
+from attnphase.cli import app
+
+project = "attnphase"
+author = "the attnphase developers"
+release = version = __version__
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "sphinx_gallery.gen_gallery",
+]
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "**/*.zip"]
+myst_enable_extensions = ["dollarmath"]
+myst_heading_anchors = 3
+suppress_warnings = ["myst.header"]
+
+autosummary_generate = True
+autodoc_default_options = {"members": True, "show-inheritance": False}
+autodoc_typehints = "description"
+autodoc_mock_imports: list[str] = []
+napoleon_google_docstring = False
+
+html_theme = "alabaster"
+html_title = f"attnphase {release}"
+html_static_path: list[str] = []
+
+sphinx_gallery_conf = {
+    "examples_dirs": "examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "abort_on_example_error": True,
+    "min_reported_time": 1,
+}
+
+
+def _write_cli_reference() -> None:
+    """docs/reference/cli.md from the typer application (regenerated at every build)."""
+    command = typer.main.get_command(app)
+    ctx = click.Context(command, info_name="attnphase")
+    text = get_docs_for_click(obj=command, ctx=ctx, name="attnphase", title="Command line")
+    out = Path(__file__).parent / "reference" / "cli.md"
+    out.parent.mkdir(exist_ok=True)
+    if not out.exists() or out.read_text() != text:
+        out.write_text(text)
+
+
+_write_cli_reference()

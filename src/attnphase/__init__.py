@@ -79,4 +79,22 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__version__ = "0.2.0.dev0"
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml's, the one place it is written); a
+    source tree that was never installed reads it from its pyproject.toml."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("attnphase")
+    except PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        try:
+            return tomllib.loads(pyproject.read_text())["project"]["version"]
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "0+unknown"
+
+
+__version__ = _version()

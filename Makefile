@@ -2,9 +2,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-# the folders that mypy checks (pyproject's [tool.mypy]: the modules they import are followed
-# silently, not checked)
-TYPED  := src/attnphase/params.py src/attnphase/theory src/attnphase/transitions
+# what ruff checks and formats
+PYFILES := src tests benchmarks studies .ci
 
 .PHONY: demo test lint bench clean
 
@@ -20,10 +19,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest
 
+# ruff on every Python file of the repository; mypy on the files of pyproject's [tool.mypy];
+# the layers of the package (import-linter, pyproject's [tool.importlinter]); no import of an
+# underscore name from another module
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests
-	$(VENV)/bin/ruff format --check src tests
-	$(PY) -m mypy $(TYPED)
+	$(VENV)/bin/ruff check $(PYFILES)
+	$(VENV)/bin/ruff format --check $(PYFILES)
+	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
+	$(PY) .ci/private_imports.py src/attnphase
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_theory.py

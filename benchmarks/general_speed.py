@@ -1,7 +1,7 @@
 """Speed of the general engine against issue 10's goals (THEORY.md §7), in one process.
 
 Per case, at the point count that gives about 1e-3 relative accuracy with R = 4 scramblings
-(measured in docs/general-engine-accuracy.md, `benchmarks/general_convergence.py`):
+(measured in docs/general-engine-accuracy.md, `studies/general_convergence.py`):
 
 - cold: `solve` with a `QMC` method (after a 64-point solve that compiles the numba kernels)
   from the branch's start (damped stage on points/8, then Anderson);

@@ -24,7 +24,7 @@ if "PYTEST_XDIST_WORKER" in os.environ:
     numba.set_num_threads(1)  # not NUMBA_NUM_THREADS: test_threads.py still runs two
 
 DATA = Path(__file__).resolve().parent / "data"
-# Order used in the test suite; benchmarks/reference_deviation.py measures its accuracy.
+# Order used in the test suite; studies/reference_deviation.py measures its accuracy.
 TEST_ORDER = (32, 12)
 
 

@@ -1,6 +1,6 @@
 """Transition lines by continuation (issue 12): the Newton-Broyden corrector and the line
 follower on synthetic systems with closed-form lines, and the L=2 engine's lines against the
-scan-and-bisect values of `benchmarks/transitions_table.py` (slow)."""
+scan-and-bisect values of `studies/transitions_table.py` (slow)."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def test_line_ends_with_a_reason_where_the_system_stops_existing():
 
 @pytest.mark.slow
 def test_l2_lines_reproduce_the_scan_values():
-    """benchmarks/transitions_table.py (scan and brentq, orders (64, 24)/(48, 16)): omega 0.3:
+    """studies/transitions_table.py (scan and brentq, orders (64, 24)/(48, 16)): omega 0.3:
     alpha_c 1.2516 +- 0.0001, alpha_l 1.4920 +- 0.0002; omega 0.1: 0.7510 +- 0.0006,
     0.8924 +- 0.0001. Continued from 0.3 down to 0.1 in steps of 0.1 (the benchmark's steps
     are 0.025); agreement within the two errors + 1e-4 (the scan's values are rounded to

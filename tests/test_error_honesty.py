@@ -15,7 +15,7 @@ the model), V, eps_g and the training loss, and check:
   fixed point (small-sample fixed points, THEORY §7.6) above about 1.1 of its std (50% power;
   90% at 1.5 std); at POINTS that std is 0.3-2% (L=2) and 0.1-8% (L=3) of the value, so the test
   bounds the bias at that level. Smaller biases at large point counts are measured by
-  benchmarks/general_convergence.py (deviation in reported errors at up to 65536 points).
+  studies/general_convergence.py (deviation in reported errors at up to 65536 points).
 (c1) the reported error against the spread of independent scramblings: the RMS over the 5 runs
   of the reported `_err` over sd20/2 (sd20 the std of the 20 independent single-scrambling
   values) lies in [1/1.5, 1.5]. When the runs' scramblings reproduce the single solves (checked
@@ -79,7 +79,7 @@ def explicit_start(q: float, m: float, V: float) -> ge.MatrixOverlaps:
 
 
 # L=3 references: mean of 8 scramblings x 65536 points (seeds 1000-1007), from
-# `benchmarks/general_convergence.py --cases L3-semantic,L3-positional --ref-points 65536
+# `studies/general_convergence.py --cases L3-semantic,L3-positional --ref-points 65536
 # --ref-randomisations 8` (values, then the reported standard errors).
 L3_REFERENCE = {
     "L3-semantic": (

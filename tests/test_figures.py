@@ -174,7 +174,7 @@ def test_figure_command_rejects_unknown_names():
 @pytest.mark.slow
 def test_figure_transition_lines_reproduce_the_scan_values():
     """The figures' (and the demo's) theory lines, by continuation at the default orders,
-    against the scan-and-bisect values (benchmarks/transitions_table.py at (64, 24)/(48, 16):
+    against the scan-and-bisect values (studies/transitions_table.py at (64, 24)/(48, 16):
     alpha_c = 0.7510 +- 0.0006, 1.2516 +- 0.0001, none in [0.2, 2.5] at omega = 0.1, 0.3, 0.5;
     alpha_l = 0.8924 +- 0.0001, 1.4920 +- 0.0002, none): within both errors + 1e-4 (the
     table's rounding); at 0.5 both lines have left the window, with the reason."""

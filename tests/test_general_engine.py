@@ -189,7 +189,7 @@ def test_rank2_positional_start_converges_with_one_positional_column():
 
 def test_rank2_mixed_start_finds_the_mixed_fixed_point():
     """r = 2, L = 2, alpha 1.5: the simulations' semantic start ends at the mixed minimum (one
-    column semantic, one positional; benchmarks/general_vs_sim.py). The engine's mixed start
+    column semantic, one positional; studies/general_vs_sim.py). The engine's mixed start
     fell to one semantic and one trivial column; on the mixed manifold (`free_overlaps`) it
     finds the point an explicit start near the simulations' minimum gives at 8192 x 4 points:
     M = 0.219, theta = 0.1022. Single scramblings at 1024 points spread by ~1% (seeds 0, 1:

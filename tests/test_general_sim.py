@@ -1,10 +1,10 @@
 """The general state evolution (THEORY.md §7) against finite-d simulations (issue 10).
 
 The comparison itself (rotation-invariant quantities, the 1/d positional output term added to the
-theory, tolerance 3 combined standard errors + 5%) lives in benchmarks/general_vs_sim.py, which
+theory, tolerance 3 combined standard errors + 5%) lives in studies/general_vs_sim.py, which
 prints the full table; these tests assert it. Standard errors: the theory's over independent
 scramblings, the simulations' over seeds (one teacher and data set per seed). Measured at
-d = 1000 (benchmarks/general_vs_sim.py): the L=3 semantic points agree within 1% and 1 combined
+d = 1000 (studies/general_vs_sim.py): the L=3 semantic points agree within 1% and 1 combined
 error once the 1/d term is added (without it eps_g is 1% and the training loss 0.8% high at
 alpha 3); the rank-2 mixed points within 1% (eps_g 4% high without the term).
 

@@ -3,7 +3,7 @@
 The authors used a coarse 144-node cubature, a prox started at h = 0 and an absolute tolerance
 of 1e-4 (THEORY.md §6), so their numbers carry errors of a few per cent. The deviation of our
 test-order solve from a reference value is the sum of two measured parts (both printed by
-`python benchmarks/reference_deviation.py`):
+`python studies/reference_deviation.py`):
 - the reference's own error, conv/ref - 1, with conv our solve at the converged order (96, 24)
   (stored in tests/data/converged_omega0.3_sigma0.5_lambda0.01.csv by that script's --write);
   it grows towards the end of the semantic branch (theta: -0.25% at alpha = 2, -7.2% at 1.016);
@@ -39,7 +39,7 @@ from .conftest import DATA, TEST_ORDER, reference_table
 # rows where the reference converged (see the module docstring)
 ROWS = {"semantic": lambda a: a > 0.95, "positional": lambda a: a > 0.2}
 # max over those rows of |test - conv|/ref, the quadrature error of TEST_ORDER against the
-# converged order (96, 24), measured by benchmarks/reference_deviation.py
+# converged order (96, 24), measured by studies/reference_deviation.py
 QUADRATURE_ERROR = {
     "semantic": {"q": 2.33e-4, "V": 1.94e-3, "theta": 2.32e-3, "mse": 1.83e-3, "Phi": 2.57e-4},
     "positional": {"q": 1.39e-3, "V": 1.09e-3, "m": 6.00e-4, "mse": 3.63e-4, "Phi": 1.52e-4},

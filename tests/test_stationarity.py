@@ -5,7 +5,7 @@ The identity holds at any overlaps (not only at fixed points), so the checks use
 overlaps with every block non-zero, where a transposed product, a wrong sign of Vhat's theta
 term or a wrong Gamma^{-1/2} at r = 2 would move a hat by 20-100%.
 
-Tolerance 0.1 on max |hat - fd| / max |hat|, measured by benchmarks/stationarity.py (seeds
+Tolerance 0.1 on max |hat - fd| / max |hat|, measured by studies/stationarity.py (seeds
 1-4): at 2048 and 4096 points the deviations are 0.001-0.038 (L=3, r=1) and 0.005-0.037 (L=2,
 r=2, t=1), largest for Mhat, with no decrease from 2048 to 4096 points and no common sign: the
 integration error of two estimators of the same derivative, not a bias (one more run at

@@ -173,7 +173,7 @@ def general_l2_transitions():
 @pytest.mark.slow  # 65 s; the general engine's fixed points against the exact engine stay fast
 def test_general_engine_transitions_equal_the_l2_engine_at_l2(general_l2_transitions):
     """Engine vs engine: the exact engine's converged roots at omega = 0.3 (64,24 vs 48,16:
-    alpha_c 1.2516 +- 0.0001, alpha_l 1.4920 +- 0.0002, benchmarks/transitions_table.py) against
+    alpha_c 1.2516 +- 0.0001, alpha_l 1.4920 +- 0.0002, studies/transitions_table.py) against
     the general engine's per-scrambling roots, within 3 of its standard errors + 1e-3. A wrong
     branch assignment, sign of the loss gap, eps_lin or switch logic moves a root by >= 0.05."""
     t = general_l2_transitions

@@ -19,7 +19,7 @@ class Transitions:
     integration error), combined with eps_lin's own integration error for alpha_l.
     The spinodals carry no error estimate: they move with the integration accuracy and the
     alpha grid (Gauss-Hermite, omega = 0.3, 24-point grid on [0.2, 2.5]: 0.7266 at order (24, 8),
-    0.7219 at (32, 12), 0.7203 at (64, 24); `benchmarks/transitions_table.py`).
+    0.7219 at (32, 12), 0.7203 at (64, 24); `studies/transitions_table.py`).
 
     spinodal_semantic: smallest alpha where the semantic branch exists (bisection to 1/64 of the
     grid step); spinodal_positional: largest alpha where the positional branch exists.

@@ -2,9 +2,9 @@
 (docs/theory-untied.md), the measurement behind tests/test_untied_theory.py's tolerances, and
 the untied alpha_c from both branches' training losses.
 
-    .venv/bin/python benchmarks/untied_vs_sim.py [--alphas 1,2] [--seeds 8] [--points 4096]
-    .venv/bin/python benchmarks/untied_vs_sim.py --crossing 1.0:2.0:11
-    .venv/bin/python benchmarks/untied_vs_sim.py --balance 4096,16384
+    .venv/bin/python studies/untied_vs_sim.py [--alphas 1,2] [--seeds 8] [--points 4096]
+    .venv/bin/python studies/untied_vs_sim.py --crossing 1.0:2.0:11
+    .venv/bin/python studies/untied_vs_sim.py --balance 4096,16384
 
 Prints, per branch and alpha, theory (mean +- SE over scramblings) and simulation (mean +- SE
 over seeds) for the training loss, test error, q, and the order parameters of the query and key

@@ -39,7 +39,7 @@ theory's positional branch ends between alpha 0.8 and 1.0 (trivial point at 1.0,
 the simulations' positional start still ends at M = (0.18, -0.17) at alpha 1.5, d = 300 and
 1000.
 
-    python benchmarks/general_vs_sim.py [--d 1000] [--seeds 5] [--points 8192]
+    python studies/general_vs_sim.py [--d 1000] [--seeds 5] [--points 8192]
         [--randomisations 4] [--case NAME ...]
 """
 

@@ -5,7 +5,7 @@ deviation of q, V, the branch's order parameter (theta or m), eps_g and the trai
 the finest solve (n_xi=128, n_y=32). The last line of each table (n_xi=96, n_y=24) estimates
 the error left in the finest solve itself.
 
-    python benchmarks/convergence.py [--alphas 1.25,2.0]
+    python studies/convergence.py [--alphas 1.25,2.0]
 """
 
 from __future__ import annotations

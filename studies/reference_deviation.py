@@ -10,7 +10,7 @@ Then the maxima of |ref_err| and |quad| over the rows where the reference conver
 tests/test_reference.py checks). `--write` stores the converged solve in
 tests/data/converged_omega0.3_sigma0.5_lambda0.01.csv, which that test reads.
 
-    python benchmarks/reference_deviation.py [--write]
+    python studies/reference_deviation.py [--write]
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ cluster means and the change of the training loss against the tied data on the s
 In the O(1)-norm scaling the theory's fixed points have m_mu = 0 and the tied training loss,
 so both should shrink with d.
 
-    .venv/bin/python benchmarks/mixture_scaling.py [--dims 250,500,1000,2000] [--seeds 4]
+    .venv/bin/python studies/mixture_scaling.py [--dims 250,500,1000,2000] [--seeds 4]
 """
 
 from __future__ import annotations

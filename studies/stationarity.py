@@ -2,7 +2,7 @@
 alpha E[M], per case, point count and scrambling. The spread sets the tolerances of
 tests/test_stationarity.py.
 
-    .venv/bin/python benchmarks/stationarity.py [--points 2048,4096,16384] [--seeds 3]
+    .venv/bin/python studies/stationarity.py [--points 2048,4096,16384] [--seeds 3]
 """
 
 from __future__ import annotations

@@ -24,9 +24,9 @@ before commit 90bbe95, are tested in tests/test_general_engine.py).
 Timings depend on the load of the (shared, 2-core) machine: the load average is printed at the
 start and at the end.
 
-    .venv/bin/python benchmarks/general_convergence.py                  # ~15 min
-    .venv/bin/python benchmarks/general_convergence.py --points 512,1024,...,65536
-    .venv/bin/python benchmarks/general_convergence.py --cases L3-semantic --points '' \
+    .venv/bin/python studies/general_convergence.py                  # ~15 min
+    .venv/bin/python studies/general_convergence.py --points 512,1024,...,65536
+    .venv/bin/python studies/general_convergence.py --cases L3-semantic --points '' \
         --ref-points 65536                                               # the stored reference
 """
 

@@ -1,6 +1,6 @@
 """The transitions quoted in the README, with the wall and CPU time of each find_transitions call.
 
-    python benchmarks/transitions_table.py [--omegas 0.1,0.3,0.5] [--order 64,24]
+    python studies/transitions_table.py [--omegas 0.1,0.3,0.5] [--order 64,24]
         [--check-order 48,16] [--alpha-min 0.2] [--alpha-max 2.5] [--num 24]
 
 Defaults are find_transitions' own (the README's `find_transitions(ModelParams(omega=w))`).

@@ -11,9 +11,10 @@ Compared: theta, m, training loss R/d, |grad R|/sqrt(d), status. References: the
 evolution from the d = 2000 seed-0 run's first admissible iterate for 300 iterations
 (`trace_of_run`, 1024 QMC points x 4 scramblings).
 
-Writes docs/gamp_rugged_runs.jsonl (one line per finished run; the script resumes from it),
-docs/gamp_rugged.csv (one row per alpha, d, seed), docs/gamp_rugged.json (plus the references)
-and docs/gamp_rugged.png; prints the table. Wall time on one core of a shared 2-core machine:
+Writes, beside this script, results/gamp_rugged_runs.jsonl (the run log, git-ignored: one line
+per finished run; the script resumes from it), data/gamp_rugged.csv (one row per alpha, d,
+seed) and data/gamp_rugged.json (plus the references), and docs/gamp_rugged.png; prints the
+table. Wall time on one core of a shared 2-core machine:
 26 minutes (measured: 14 of them GAMP and L-BFGS, most of the rest the two state-evolution
 traces).
 
@@ -37,10 +38,11 @@ from attnphase.figures.gamp import rugged_figure
 from attnphase.gamp import run_gamp, trace_of_run
 
 ALPHAS, SIZES = (0.5, 0.8), (2000, 5000, 10000)
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+HERE = Path(__file__).resolve().parent
+DOCS, DATA, RESULTS = HERE.parent / "docs", HERE / "data", HERE / "results"
 seeds_arg = seeds_option(SIZES)
 RUN_KEY = ("kind", "alpha", "d", "seed")
-RUNS = DOCS / "gamp_rugged_runs.jsonl"
+RUNS = RESULTS / "gamp_rugged_runs.jsonl"
 COLUMNS = ("theta", "m", "q", "train_loss")
 SE_ITERATIONS = 300  # the damped map needs ~250-320 iterations to its fixed point here
 
@@ -90,7 +92,8 @@ def main() -> None:
     torch.set_num_threads(1)
     numba.set_num_threads(1)
     p = ModelParams()
-    DOCS.mkdir(exist_ok=True)
+    for folder in (DOCS, DATA, RESULTS):
+        folder.mkdir(exist_ok=True)
     refs = {a: solve(a, p, branch="semantic").as_dict() for a in ALPHAS}
     done, t0 = load_runs(RUNS, RUN_KEY), time.perf_counter()
     for d in SIZES:  # d = 10000 last
@@ -110,7 +113,7 @@ def main() -> None:
     wall = time.perf_counter() - t0
     recs = [r for r in done.values() if r["seed"] < args.seeds[r["d"]]]
     df = table(recs, refs)
-    df.to_csv(DOCS / "gamp_rugged.csv", index=False)
+    df.to_csv(DATA / "gamp_rugged.csv", index=False)
     keep = ("q", "m", "theta", "V", "test_error", "train_loss", "converged", "status", "kind")
     out = {
         "params": {"omega": p.omega, "sigma": p.sigma, "lam": p.lam, "L": p.L},
@@ -120,7 +123,7 @@ def main() -> None:
         "compute_seconds": sum(r["gamp_seconds"] + r["lbfgs_batch_seconds"] for r in recs),
         "this_invocation_seconds": wall,
     }
-    (DOCS / "gamp_rugged.json").write_text(json.dumps(out, indent=1, default=float) + "\n")
+    (DATA / "gamp_rugged.json").write_text(json.dumps(out, indent=1, default=float) + "\n")
     rugged_figure(recs, refs, p, DOCS / "gamp_rugged.png")
 
     pd.set_option("display.width", 200)

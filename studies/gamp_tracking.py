@@ -12,9 +12,10 @@ alpha = 1.5, omega = 0.3, sigma = 0.5, lambda = 0.01, L = 2 (the defaults of Mod
 2. End points (default damping 0.75, to convergence or a cycling/stall status): the same
    starts at the same sizes (2, 1, 1 seeds), against `attnphase.solve(1.5)` on each branch.
 
-Writes docs/gamp_tracking_runs.jsonl (one line per finished run: the script resumes from it),
-docs/gamp_tracking_deviations.csv (per start, d, iterate, overlap), docs/gamp_tracking.json
-(fits, end points vs solve, statuses) and docs/gamp_tracking.png; prints a summary.
+Writes, beside this script, results/gamp_tracking_runs.jsonl (the run log, git-ignored: one
+line per finished run; the script resumes from it), data/gamp_tracking_deviations.csv (per
+start, d, iterate, overlap) and data/gamp_tracking.json (fits, end points vs solve,
+statuses), and docs/gamp_tracking.png; prints a summary.
 Wall time on one core of a shared 2-core machine: 18 minutes (measured; the d = 10000 runs
 take 40-130 s each and ~8 GB of memory; they run last, one at a time).
 
@@ -44,10 +45,11 @@ ITERATIONS = 8  # undamped iterations: the undamped map oscillates and, position
 # iterates pooled in the fit: semantic from 2 (iterate 1 seeds the trace, zero by design);
 # positional 1-2 (from iterate 3 the undamped positional map grows by ~-4.5 per step, §8.1)
 WINDOWS = {"semantic": range(2, ITERATIONS + 1), "positional": range(1, 3)}
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+HERE = Path(__file__).resolve().parent
+DOCS, DATA, RESULTS = HERE.parent / "docs", HERE / "data", HERE / "results"
 seeds_arg = seeds_option(SIZES)
 RUN_KEY = ("kind", "d", "init", "seed")
-RUNS = DOCS / "gamp_tracking_runs.jsonl"
+RUNS = RESULTS / "gamp_tracking_runs.jsonl"
 
 
 def tracking_run(p: ModelParams, d: int, init: str, seed: int) -> dict:
@@ -98,7 +100,8 @@ def main() -> None:
     torch.set_num_threads(1)
     numba.set_num_threads(1)
     p = ModelParams()
-    DOCS.mkdir(exist_ok=True)
+    for folder in (DOCS, DATA, RESULTS):
+        folder.mkdir(exist_ok=True)
     done, t0, computed = load_runs(RUNS, RUN_KEY), time.perf_counter(), 0
     for d in SIZES:  # smallest first: d = 10000 last
         jobs = [("tracking", s) for s in range(args.tracking_seeds[d])]
@@ -124,7 +127,7 @@ def main() -> None:
     ]
 
     summary = deviation_summary([row for r in tracking for row in r["rows"]])
-    summary.to_csv(DOCS / "gamp_tracking_deviations.csv", index=False)
+    summary.to_csv(DATA / "gamp_tracking_deviations.csv", index=False)
     fits = pd.concat(
         [scaling_fit(summary[summary["init"] == i], WINDOWS[i]) for i in INITS], ignore_index=True
     )
@@ -150,7 +153,7 @@ def main() -> None:
         "compute_seconds": sum(r["seconds"] for r in recs),
         "this_invocation_seconds": wall,
     }  # fmt: skip
-    (DOCS / "gamp_tracking.json").write_text(json.dumps(out, indent=1) + "\n")
+    (DATA / "gamp_tracking.json").write_text(json.dumps(out, indent=1) + "\n")
     tracking_figure(summary, fits, WINDOWS, p, ALPHA, DOCS / "gamp_tracking.png")
 
     pd.set_option("display.width", 160)

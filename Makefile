@@ -5,12 +5,12 @@ STAMP  := $(VENV)/.installed
 # what ruff checks and formats
 PYFILES := src tests benchmarks studies .ci
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint docs bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -29,8 +29,11 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(PY) .ci/private_imports.py src/attnphase
 
+docs: $(STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
 bench: $(STAMP)
 	$(PY) benchmarks/bench_theory.py
 
 clean:
-	rm -rf $(VENV) results .pytest_cache
+	rm -rf $(VENV) results .pytest_cache docs/_build docs/auto_examples docs/reference/generated

@@ -24,7 +24,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "**/*.zip"]
+exclude_patterns = ["_build", "examples", "auto_examples/*.ipynb", "auto_examples/*.py", "**/*.zip"]
 myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
 suppress_warnings = ["myst.header"]

@@ -27,7 +27,7 @@ class Transitions:
     alpha_c_interpolated / alpha_l_interpolated: a root is a linear interpolation between grid
     points (Brent's refinement could not solve the branch inside the bracket). Its error bound
     b, the distance to the far end of its bracket, is then part of the error (Gauss-Hermite:
-    err = |root - root_check| + 2 b + b_check; QMC: the largest b is added).
+    err = abs(root - root_check) + 2 b + b_check; QMC: the largest b is added).
     """
 
     omega: float

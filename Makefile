@@ -3,7 +3,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 # what ruff checks and formats
-PYFILES := src tests benchmarks studies .ci
+PYFILES := src tests benchmarks studies .ci docs/conf.py docs/examples
 
 .PHONY: demo test lint docs bench clean
 

@@ -1,6 +1,5 @@
 """Below alpha ~ 1, where does GAMP go: to the state evolution's RS fixed point, nowhere
-(stall/cycle), or to the strict local minima gradient descent finds? (issue 11's study, second
-bullet; THEORY.md §8.1, §9)
+(stall/cycle), or to the strict local minima gradient descent finds? (THEORY.md §8.1, §9)
 
 omega = 0.3, sigma = 0.5, lambda = 0.01, L = 2; alpha = 0.5 and 0.8; d = 2000, 5000, 10000
 (3, 2, 2 seeds). Per run, on the same data set (same seed): GAMP from the semantic start
@@ -31,10 +30,10 @@ from pathlib import Path
 import numba
 import pandas as pd
 import torch
+from gamp_study import rugged_figure
 from runlog import load_runs, save_run, seeds_option
 
 from attnphase import ModelParams, SimConfig, simulate, solve
-from attnphase.figures.gamp import rugged_figure
 from attnphase.gamp import run_gamp, trace_of_run
 
 ALPHAS, SIZES = (0.5, 0.8), (2000, 5000, 10000)

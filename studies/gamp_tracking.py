@@ -1,5 +1,5 @@
 """Does the state evolution track GAMP iteration by iteration, and does the gap shrink like
-d^-1/2? (issue 11's study, first bullet; THEORY.md §8, §8.1)
+d^-1/2? (THEORY.md §8, §8.1)
 
 alpha = 1.5, omega = 0.3, sigma = 0.5, lambda = 0.01, L = 2 (the defaults of ModelParams).
 
@@ -8,7 +8,7 @@ alpha = 1.5, omega = 0.3, sigma = 0.5, lambda = 0.01, L = 2 (the defaults of Mod
    beside `trace_of_run` (the undamped state evolution from the run's first admissible
    iterate: 1 for the semantic start Qh = Q*, 0 for the positional one; 4096 QMC points x 4
    scramblings). Per iterate and overlap (q, m, theta, V): GAMP - SE over seeds (RMS, bias,
-   sd) and the slope of log RMS against log d (`attnphase.gamp.study`).
+   sd) and the slope of log RMS against log d (`gamp_study`, beside this script).
 2. End points (default damping 0.75, to convergence or a cycling/stall status): the same
    starts at the same sizes (2, 1, 1 seeds), against `attnphase.solve(1.5)` on each branch.
 
@@ -33,12 +33,11 @@ import numba
 import numpy as np
 import pandas as pd
 import torch
+from gamp_study import deviation_summary, scaling_fit, trace_deviations, tracking_figure
 from runlog import load_runs, save_run, seeds_option
 
 from attnphase import ModelParams, solve
-from attnphase.figures.gamp import tracking_figure
 from attnphase.gamp import run_gamp, trace_of_run
-from attnphase.gamp.study import deviation_summary, scaling_fit, trace_deviations
 
 ALPHA, SIZES, INITS = 1.5, (2000, 5000, 10000), ("semantic", "positional")
 ITERATIONS = 8  # undamped iterations: the undamped map oscillates and, positional, blows up

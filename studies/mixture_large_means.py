@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from attnphase.paper.common import INITS
 from attnphase.paper.empirical import empirical_transitions
-from attnphase.paper.recipes import INITS
 from attnphase.params import Mixture, ModelParams
 from attnphase.sim import SimConfig
 from attnphase.sim.run import draw_training_set, mixture_means

@@ -4,6 +4,7 @@ reject bad input."""
 
 import importlib
 import os
+import sys
 from pathlib import Path
 
 if "PYTEST_XDIST_WORKER" in os.environ:
@@ -24,6 +25,9 @@ if "PYTEST_XDIST_WORKER" in os.environ:
     numba.set_num_threads(1)  # not NUMBA_NUM_THREADS: test_threads.py still runs two
 
 DATA = Path(__file__).resolve().parent / "data"
+# the studies' helpers (studies/gamp_study.py, ...) import as top-level modules, as they do
+# beside the study scripts
+sys.path.append(str(DATA.parent.parent / "studies"))
 # Order used in the test suite; studies/reference_deviation.py measures its accuracy.
 TEST_ORDER = (32, 12)
 

@@ -1,6 +1,6 @@
-"""The extensions' phase diagrams (the paper's Fig. 14, issue 13): the empirical transition read
-off a loss-gap map, and `attnphase figure extensions` end to end on a tiny grid (files, the
-extension each store sweeps, a rerun that computes nothing, bad input)."""
+"""The extensions' phase diagrams (the paper's Fig. 14): the empirical transition read off a
+loss-gap map, and `attnphase figure extensions` end to end on a tiny grid (files, the extension
+each store sweeps, a rerun that computes nothing, bad input)."""
 
 from __future__ import annotations
 

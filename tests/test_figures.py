@@ -20,7 +20,8 @@ from attnphase.figures.curves import (
     phase_maps,
     theory_line_notes,
 )
-from attnphase.paper.recipes import grid, transition_lines
+from attnphase.paper.common import grid
+from attnphase.paper.recipes import transition_lines
 
 
 def _sims():
@@ -216,3 +217,26 @@ def test_learning_curves_draw_the_general_engines_error_bars(tmp_path, monkeypat
     assert theta_sem.lines[0].get_ydata() == pytest.approx([0.4, 0.4])  # |theta|_F / sigma^2
     title = fig.get_suptitle()
     assert "QMC 4 x 1024 points" in title and "r = 2, t = 1" in title
+
+
+def test_save_writes_the_image_and_its_pdf_atomically(tmp_path, monkeypatch):
+    """style.save writes through attnphase.io's atomic writer: a save that fails half-way
+    leaves the previous image whole and no temporary file behind."""
+    from pathlib import Path
+
+    from attnphase.figures.style import new_figure, save
+
+    fig, _ = new_figure(1, 1, (2.0, 2.0))
+    save(fig, tmp_path / "f.png")
+    old = (tmp_path / "f.png").read_bytes()
+    assert old.startswith(b"\x89PNG") and (tmp_path / "f.pdf").read_bytes().startswith(b"%PDF")
+
+    def broken(fname, **kwargs):
+        Path(fname).write_bytes(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(fig, "savefig", broken)
+    with pytest.raises(OSError, match="disk full"):
+        save(fig, tmp_path / "f.png")
+    assert (tmp_path / "f.png").read_bytes() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.pdf", "f.png"]

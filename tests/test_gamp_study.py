@@ -1,10 +1,11 @@
-"""The deviation statistics of issue 11's tracking study (attnphase.gamp.study)."""
+"""The deviation statistics of the GAMP tracking study (studies/gamp_study.py, on the path
+through conftest)."""
 
 import numpy as np
 import pytest
+from gamp_study import deviation_summary, scaling_fit, trace_deviations
 
 from attnphase.gamp import run_gamp, trace_of_run
-from attnphase.gamp.study import deviation_summary, scaling_fit, trace_deviations
 
 
 def synthetic_rows(law, sizes=(2000, 5000, 10000), seeds=3, iterations=(1, 2, 3)):

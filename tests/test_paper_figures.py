@@ -16,6 +16,7 @@ from attnphase.cli import app
 from attnphase.figures.curves import finite_size
 from attnphase.figures.paper import omega_slices, theory_label
 from attnphase.paper import recipes as F
+from attnphase.paper.common import cached_table
 
 
 def test_full_sizes_follow_the_paper_and_quick_sizes_stay_small():
@@ -138,10 +139,10 @@ def test_theory_tables_are_cached_by_their_parameters(tmp_path):
         return pd.DataFrame({"alpha": [0.5], "converged": [True]})
 
     key = {"alphas": [0.5], "order": (32, 12)}
-    first = F._cached(tmp_path / "t.csv", key, compute)
-    again = F._cached(tmp_path / "t.csv", {"alphas": [0.5], "order": [32, 12]}, compute)
+    first = cached_table(tmp_path / "t.csv", key, compute)
+    again = cached_table(tmp_path / "t.csv", {"alphas": [0.5], "order": [32, 12]}, compute)
     assert len(calls) == 1 and again.equals(first)  # a tuple and a list are one key
-    F._cached(tmp_path / "t.csv", {"alphas": [0.6], "order": (32, 12)}, compute)
+    cached_table(tmp_path / "t.csv", {"alphas": [0.6], "order": (32, 12)}, compute)
     assert len(calls) == 2
 
 

@@ -10,7 +10,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .style import COLORS, LINEAR_ATTENTION, LINES, SEMANTIC_POSITIONAL, color, new_figure, save
+from .style import (
+    LINEAR_ATTENTION,
+    LINES,
+    SEMANTIC_POSITIONAL,
+    color,
+    legend_below,
+    new_figure,
+    save,
+    seed_errorbars,
+)
 
 _SYMBOLS = {"omega": r"$\omega$", "sigma": r"$\sigma$", "lam": r"$\lambda$", "alpha": r"$\alpha$"}
 
@@ -97,41 +106,13 @@ def _curve(ax, sub: pd.DataFrame, col: str, scale, style: dict) -> None:
         ax.plot(sub["alpha"], y, **style)
 
 
-def _legend_rank(label: str) -> tuple[int, int]:
-    """Legend order: theory lines, the linear baseline, simulations, marked transitions; within
-    each, semantic before positional."""
-    group = 2 if "simulation" in label else 1 if "linear" in label else 3 if "$" in label else 0
-    branch = 0 if "semantic" in label else 1 if "positional" in label else 2
-    return group, branch
-
-
-def _legend_below(fig, axes) -> None:
-    """One legend for all panels, below them (never over the data), in at most two rows."""
-    seen: dict[str, object] = {}
-    for ax in axes:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            seen.setdefault(label, handle)
-    labels = sorted(seen, key=_legend_rank)
-    ncols = len(labels) if len(labels) <= 4 else -(-len(labels) // 2)
-    # matplotlib fills the legend column by column: reorder so that it reads row by row
-    order = [r * ncols + c for c in range(ncols) for r in range(2) if r * ncols + c < len(labels)]
-    fig.legend(
-        [seen[labels[i]] for i in order],
-        [labels[i] for i in order],
-        loc="outside lower center",
-        ncols=ncols,
-        frameon=False,
-        fontsize=8,
-    )
-
-
 def learning_curves(df: pd.DataFrame, path: str | Path) -> dict[str, pd.DataFrame]:
     """theta/sigma^2 and m vs alpha for each branch, and eps_g with eps_lin (Fig. 2, theory).
 
     Only converged points that sit on their branch are drawn; returns the plotted data per branch.
     """
     fig, axes, plotted = _theory_axes(df)
-    _legend_below(fig, axes)
+    legend_below(fig, axes)
     fig.suptitle(f"Theory (state evolution): {parameters_text(df)}", fontsize=10)
     save(fig, path)
     return plotted
@@ -152,7 +133,7 @@ def simulation_overlay(
     ok["theta_s2"] = ok["theta"] / ok["sigma"] ** 2
     summary = ok.groupby(["init", "alpha"])[["theta_s2", "m", "test_error"]].agg(["mean", "std"])
     summary = summary.reset_index()
-    _seed_errorbars(
+    seed_errorbars(
         axes,
         summary,
         "alpha",
@@ -166,7 +147,7 @@ def simulation_overlay(
         if value is not None and np.isfinite(value):
             for ax in axes:
                 ax.axvline(value, color="k", linestyle=style, lw=0.8, label=f"{name} (theory)")
-    _legend_below(fig, axes)
+    legend_below(fig, axes)
     optimizer = f", {sims['optimizer'].iloc[0]}" if "optimizer" in sims else ""
     fig.suptitle(
         f"Simulations: d = {int(sims['d'].iloc[0])}, {sims['seed'].nunique()} seeds "
@@ -175,20 +156,6 @@ def simulation_overlay(
     )
     save(fig, path)
     return summary
-
-
-def _seed_errorbars(axes, summary: pd.DataFrame, x: str, cols, prefix: str, **style) -> None:
-    """Seed means with standard-deviation bars, one series per start, one column per axis."""
-    for init, sub in summary.groupby("init"):
-        for ax, col in zip(axes, cols, strict=True):
-            ax.errorbar(
-                sub[x],
-                sub[(col, "mean")],
-                yerr=sub[(col, "std")].fillna(0.0),
-                color=color(init),
-                label=f"{prefix}{init} start",
-                **style,
-            )
 
 
 def phase_maps(sims: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -269,7 +236,7 @@ def fig3(sims: pd.DataFrame, lines: pd.DataFrame, path: str | Path) -> dict[str,
         ax.set_xlabel(r"$\alpha = n/d$")
         ax.set_ylabel(r"$\omega$")
         ax.set_title(title, fontsize=9)
-    _legend_below(fig, axes)
+    legend_below(fig, axes)
     alphas = maps["loss_gap"].columns
     notes = theory_line_notes(lines, float(alphas.min()), float(alphas.max()))
     order = ""
@@ -308,7 +275,7 @@ def finite_size(sims: pd.DataFrame, theory: pd.DataFrame, path: str | Path) -> p
     for j, alpha in enumerate(alphas):
         column = axes[:, j]
         sub = summary[summary["alpha"] == alpha]
-        _seed_errorbars(column, sub, "d", cols, "simulation, ", fmt="o-", capsize=2)
+        seed_errorbars(column, sub, "d", cols, "simulation, ", fmt="o-", capsize=2)
         at = theory[np.isclose(theory["alpha"], alpha) & theory["converged"]]
         for _, row in at.iterrows():
             style = LINES.get(row["kind"], {"color": color(row["branch"])})
@@ -327,7 +294,7 @@ def finite_size(sims: pd.DataFrame, theory: pd.DataFrame, path: str | Path) -> p
             ax.minorticks_off()
             ax.set_ylabel(ylabel)
         column[1].set_xlabel("d")
-    _legend_below(fig, axes.ravel())
+    legend_below(fig, axes.ravel())
     optimizer = f", {sims['optimizer'].iloc[0]}" if "optimizer" in sims else ""
     fig.suptitle(
         f"Finite-size scaling: {parameters_text(sims, ('omega', 'sigma', 'lam'))}; "
@@ -339,7 +306,6 @@ def finite_size(sims: pd.DataFrame, theory: pd.DataFrame, path: str | Path) -> p
 
 
 __all__ = [
-    "COLORS",
     "fig3",
     "finite_size",
     "learning_curves",

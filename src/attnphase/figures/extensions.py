@@ -11,11 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .curves import _legend_below
-from .style import SEMANTIC_POSITIONAL, new_figure, save
+from .style import EXTENSION_COLORS, SEMANTIC_POSITIONAL, legend_below, new_figure, save
 
-# one colour per extension, none of them the semantic/positional blue and orange
-EXTENSION_COLORS = ("0.3", "tab:purple", "tab:green", "tab:red", "tab:brown", "tab:olive")
 THEORY_LINE = dict(color="k", lw=1.4, label=r"$\alpha_c(\omega)$, theory of the tied model")
 
 
@@ -72,10 +69,10 @@ def extension_maps(
         label="training loss: semantic − positional start (< 0: semantic lower)",
         shrink=0.8,
     )
-    _legend_below(fig, flat[: len(names) + 1])
+    legend_below(fig, flat[: len(names) + 1])
     fig.suptitle("\n".join(textwrap.wrap(head, 170)), fontsize=9)
     save(fig, path)
     return lim
 
 
-__all__ = ["EXTENSION_COLORS", "extension_maps"]
+__all__ = ["extension_maps"]

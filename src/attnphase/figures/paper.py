@@ -1,6 +1,6 @@
 """Fig. 8 and Fig. 9 of the paper: learning curves (theta/sigma^2, m, eps_g against alpha) at
 several omega, one column per omega, simulations (seed means ± std) on the theory's fixed points.
-Colours: `attnphase.figures.style`; drawing helpers shared with `attnphase.figures.curves`."""
+Colours, legend and seed bars: `attnphase.figures.style`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .curves import _legend_below, _seed_errorbars, parameters_text
-from .style import LINES, color, new_figure, save
+from .curves import parameters_text
+from .style import LINES, color, legend_below, new_figure, save, seed_errorbars
 
 ROWS = (("theta_s2", r"$|\theta|/\sigma^2$"), ("m", r"$m$"), ("test_error", r"$\epsilon_g$"))
 
@@ -70,12 +70,12 @@ def omega_slices(
             **LINES["linear"],
         )
         sub = summary[np.isclose(summary["omega"], omega)]
-        _seed_errorbars(column, sub, "alpha", cols, "simulation, ", fmt="o", ms=3.5, capsize=2)
+        seed_errorbars(column, sub, "alpha", cols, "simulation, ", fmt="o", ms=3.5, capsize=2)
         column[0].set_title(rf"$\omega$ = {omega:g}", fontsize=10)
         column[-1].set_xlabel(r"$\alpha = n/d$")
     for ax, (_, ylabel) in zip(axes[:, 0], ROWS, strict=True):
         ax.set_ylabel(ylabel)
-    _legend_below(fig, axes.ravel())
+    legend_below(fig, axes.ravel())
     head = (
         f"{title}: {parameters_text(theory, ('sigma', 'lam'))}. Simulations: "
         f"d = {int(sims['d'].iloc[0])}, {sims['seed'].nunique()} seeds (mean ± std), "
@@ -129,7 +129,7 @@ def reference_comparison(
         axes[1, j].set_ylabel("authors / attnphase − 1 (%)")
         axes[1, j].axhline(0, color="k", lw=0.6)
         axes[1, j].set_xlabel(r"$\alpha = n/d$")
-    _legend_below(fig, axes.ravel())
+    legend_below(fig, axes.ravel())
     order = ""
     if {"n_xi", "n_y"} <= set(ours):
         order = f" at quadrature order ({ours['n_xi'].iloc[0]}, {ours['n_y'].iloc[0]})"

@@ -1,4 +1,4 @@
-"""One palette and one way to make and save figures, for every figure of the package.
+"""One palette and one way to make, label and save figures, for every figure of the package.
 
 Figures are drawn with matplotlib's object API (`matplotlib.figure.Figure`), which needs
 neither pyplot nor a backend switch: importing attnphase never changes the caller's backend.
@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
+
+from ..io import atomic_output
 
 COLORS = {
     "semantic": "tab:blue",
     "positional": "tab:orange",
     "trivial": "tab:gray",
     "linear": "black",
+    # anything else: another optimizer, a trustworthy point, attention beating the baseline
+    "accent": "tab:green",
 }
 LINES = {
     "semantic": dict(color=COLORS["semantic"]),
@@ -23,19 +28,21 @@ LINES = {
     "trivial": dict(color=COLORS["trivial"], linestyle=":"),
     "linear": dict(color=COLORS["linear"], linestyle="--"),
 }
+# one colour per model extension, none of them the semantic blue or the positional orange
+EXTENSION_COLORS = ("0.3", "tab:purple", COLORS["accent"], "tab:red", "tab:brown", "tab:olive")
 # diverging maps whose ends are the palette's colours: low = semantic, high = positional;
 # low = linear baseline better, high = attention better
 SEMANTIC_POSITIONAL = LinearSegmentedColormap.from_list(
     "semantic_positional", [COLORS["semantic"], "white", COLORS["positional"]]
 )
 LINEAR_ATTENTION = LinearSegmentedColormap.from_list(
-    "linear_attention", ["0.35", "white", "tab:green"]
+    "linear_attention", ["0.35", "white", COLORS["accent"]]
 )
 
 
 def color(name: str) -> str:
-    """The palette colour of a branch, start or model (green for anything else)."""
-    return COLORS.get(name, "tab:green")
+    """The palette colour of a branch, start or model (the accent for anything else)."""
+    return COLORS.get(name, COLORS["accent"])
 
 
 def new_figure(nrows: int, ncols: int, figsize: tuple[float, float], **kw):
@@ -44,9 +51,53 @@ def new_figure(nrows: int, ncols: int, figsize: tuple[float, float], **kw):
     return fig, fig.subplots(nrows, ncols, squeeze=False, **kw)
 
 
+def seed_errorbars(axes, summary: pd.DataFrame, x: str, cols, prefix: str, **style) -> None:
+    """Seed means with standard-deviation bars, one series per start, one column per axis
+    (`summary`: columns init, x and (col, "mean" | "std"))."""
+    for init, sub in summary.groupby("init"):
+        for ax, col in zip(axes, cols, strict=True):
+            ax.errorbar(
+                sub[x],
+                sub[(col, "mean")],
+                yerr=sub[(col, "std")].fillna(0.0),
+                color=color(init),
+                label=f"{prefix}{init} start",
+                **style,
+            )
+
+
+def _legend_rank(label: str) -> tuple[int, int]:
+    """Legend order: theory lines, the linear baseline, simulations, marked transitions; within
+    each, semantic before positional."""
+    group = 2 if "simulation" in label else 1 if "linear" in label else 3 if "$" in label else 0
+    branch = 0 if "semantic" in label else 1 if "positional" in label else 2
+    return group, branch
+
+
+def legend_below(fig: Figure, axes) -> None:
+    """One legend for all panels, below them (never over the data), in at most two rows."""
+    seen: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    labels = sorted(seen, key=_legend_rank)
+    ncols = len(labels) if len(labels) <= 4 else -(-len(labels) // 2)
+    # matplotlib fills the legend column by column: reorder so that it reads row by row
+    order = [r * ncols + c for c in range(ncols) for r in range(2) if r * ncols + c < len(labels)]
+    fig.legend(
+        [seen[labels[i]] for i in order],
+        [labels[i] for i in order],
+        loc="outside lower center",
+        ncols=ncols,
+        frameon=False,
+        fontsize=8,
+    )
+
+
 def save(fig: Figure, path: str | Path) -> None:
-    """PNG (or the given suffix) at 150 dpi and a PDF twin."""
+    """`path` (its suffix names the format; PNG at 150 dpi) and a PDF twin, each written
+    atomically (`attnphase.io.atomic_output`)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    fig.savefig(path.with_suffix(".pdf"))
+    for target, options in ((path, {"dpi": 150}), (path.with_suffix(".pdf"), {})):
+        with atomic_output(target) as tmp:
+            fig.savefig(tmp, format=target.suffix.lstrip(".").lower(), **options)

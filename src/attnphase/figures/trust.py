@@ -80,7 +80,7 @@ def trust_figure(rows: list[dict], path: str | Path, note: str = "") -> None:
             r["omega"],
             marker="o" if good else "X",
             ms=11,
-            mfc="tab:green" if good else "white",
+            mfc=COLORS["accent"] if good else "white",
             mec=edge,
             mew=2,
             ls="none",
@@ -109,7 +109,7 @@ def trust_figure(rows: list[dict], path: str | Path, note: str = "") -> None:
         fontsize=9,
     )
     handles = [
-        ax.plot([], [], "o", mfc="tab:green", mec="black", mew=2, ms=9, ls="none")[0],
+        ax.plot([], [], "o", mfc=COLORS["accent"], mec="black", mew=2, ms=9, ls="none")[0],
         ax.plot([], [], "X", mfc="white", mec="black", mew=2, ms=9, ls="none")[0],
         ax.plot([], [], "o", mfc="white", mec=COLORS["positional"], mew=2, ms=9, ls="none")[0],
         ax.plot([], [], color="black", ls="--")[0],

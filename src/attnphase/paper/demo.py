@@ -73,12 +73,13 @@ def run_demo(
     """Quick (default) or paper-sized (`full`) demo into `out`; `report(name, table)` is called
     with "theory", "transitions" (the rows at REPORTED_OMEGAS) and "histogram" as each table
     is written. The alpha_c and alpha_l lines are followed by continuation at the default
-    accuracy over `figures.line_omegas`, resumable through out/transitions.sqlite."""
+    accuracy over `recipes.line_omegas`, resumable through out/transitions.sqlite."""
     from ..figures.curves import learning_curves
     from ..figures.histogram import attention_figure, training_figure
     from ..histogram import HistogramConfig, run_histogram
     from ..theory import learning_curves as theory_learning_curves
-    from .recipes import grid, line_omegas, make_fig3
+    from .common import grid
+    from .recipes import line_omegas, make_fig3
 
     check_demo(out, num)
     out = Path(out)

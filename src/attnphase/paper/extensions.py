@@ -1,4 +1,4 @@
-"""The paper's Fig. 14 for the extensions of the model (THEORY.md §10, issue 13): the
+"""The paper's Fig. 14 for the extensions of the model (THEORY.md §10): the
 semantic-minus-positional training loss over (alpha, omega) for the tied model, untied query
 and key, a rank-1 value matrix, a rank-2 student and correlated tokens, side by side, and the
 empirical transition of each (`attnphase.paper.empirical`) against the tied model's.
@@ -20,8 +20,8 @@ from ..figures.extensions import extension_maps
 from ..params import ModelParams
 from ..sweep import write_table
 from ..transitions.table import transition_table
+from .common import INITS, cached_table, grid, model_key, simulations
 from .empirical import empirical_transitions
-from .recipes import INITS, _cached, _model_key, _sims, grid
 
 # name -> the simulation parameters that switch the extension on (none: the tied model)
 EXTENSIONS: dict[str, dict] = {
@@ -58,14 +58,15 @@ def store_name(name: str, d: int) -> str:
 
 def extension_sweep(name: str, out, size: dict, p: ModelParams, workers: int) -> pd.DataFrame:
     """The finished runs of one extension's grid, both starts (resumable store in `out`)."""
-    grid_ = {
+    points = {
         "alpha": size["alphas"],
         "omega": size["omegas"],
         "init": INITS,
         "seed": list(range(size["seeds"])),
     }
     base = {"d": size["d"], "sigma": p.sigma, "lam": p.lam, "A": p.A, "n_test": N_TEST}
-    return _sims(out, store_name(name, size["d"]), grid_, {**base, **EXTENSIONS[name]}, workers)
+    base = {**base, **EXTENSIONS[name]}
+    return simulations(out, store_name(name, size["d"]), points, base, workers)
 
 
 def theory_alpha_c(omegas, p: ModelParams, workers: int, store=None) -> pd.DataFrame:
@@ -76,9 +77,9 @@ def theory_alpha_c(omegas, p: ModelParams, workers: int, store=None) -> pd.DataF
 
 def cached_alpha_c(out, omegas, p: ModelParams, workers: int) -> pd.DataFrame:
     """`theory_alpha_c`, cached in `extensions_alpha_c.csv` for these omegas and parameters."""
-    key = {**_model_key(p), "omegas": list(omegas), "method": "continuation", "lines": 1}
+    key = {**model_key(p), "omegas": list(omegas), "method": "continuation", "lines": 1}
     store = out / "extensions_alpha_c_lines.sqlite"
-    return _cached(
+    return cached_table(
         out / "extensions_alpha_c.csv", key, lambda: theory_alpha_c(omegas, p, workers, store)
     )
 

@@ -1,6 +1,7 @@
-"""The paper's figures, end to end: the data (theory, transitions, resumable simulation sweeps
-stored under the output directory) and the plots of `attnphase.figures.curves` and
-`attnphase.figures.paper`.
+"""The paper's figures, end to end: each recipe computes its tables (theory, transition lines,
+resumable simulation sweeps stored under the output directory; `attnphase.paper.common`) and
+hands them to `attnphase.figures` to draw. `MAKERS` names every recipe (Fig. 14 is
+`attnphase.paper.extensions`).
 
 Every figure has a quick size (minutes on a 2-core machine) and a full, paper-sized one
 (`sizes`). A rerun resumes: simulations come from sweep stores (`<name>.sqlite` in the output
@@ -11,7 +12,6 @@ transition lines' points are kept in `<name>_lines.sqlite`, so an interrupted li
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -22,43 +22,19 @@ import pandas as pd
 
 from ..figures.curves import fig3, finite_size, simulation_overlay
 from ..figures.paper import omega_slices
-from ..io import atomic_output, write_atomic
 from ..params import ModelParams
-from ..sweep import SweepSpec, run_sweep
 from ..theory import GaussHermite, learning_curves
 from ..transitions.table import transition_table
+from .common import INITS, cached_table, grid, model_key, simulations
+from .extensions import make_extensions
 
 FIGURES = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9", "histogram", "extensions")
 # `figure all`: every figure but the histogram task (11 min in its quick mode, `figure histogram`)
 # and the extensions' phase diagrams (`figure extensions`)
 ALL = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9")
-INITS = ["semantic", "positional"]
 ALTERNATIVE_A = ((0.3, 0.7), (0.8, 0.2))
 SLICE_OMEGAS = (0.1, 0.2, 0.3, 0.4)
 HISTOGRAM_CHECKPOINTS = "histogram-checkpoints"  # the demo's, so the two share checkpoints
-
-
-def _sims(out: Path, name: str, grid: dict, base: dict, workers: int) -> pd.DataFrame:
-    """The finished runs of the grid (errors left out; the plots keep the converged ones) from
-    the resumable sweep store `<name>.sqlite`: only missing points are computed, and points of
-    other grids the store holds are left out."""
-    backend = "process" if workers > 1 else "serial"
-    df = run_sweep(
-        SweepSpec("simulation", grid, base),
-        out / f"{name}.sqlite",
-        backend=backend,
-        workers=workers,
-    )
-    keep = df["run_status"] == "ok"
-    for key, values in grid.items():
-        keep &= df[key].isin(values)
-    return df[keep]
-
-
-def grid(start: float, stop: float, num: int) -> list[float]:
-    """num evenly spaced values from start to stop, rounded to 12 significant digits so that
-    tables and stores show 0.3, not linspace's 0.30000000000000004."""
-    return [float(f"{v:.12g}") for v in np.linspace(start, stop, num)]
 
 
 def line_omegas(quick: bool) -> list[float]:
@@ -106,25 +82,6 @@ def sizes(name: str, quick: bool) -> dict:
     raise ValueError(f"name must be one of {FIGURES}, got {name!r}")
 
 
-def _cached(path: Path, key: dict, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
-    """The table at `path` if its sidecar JSON holds `key` (the parameters it was computed
-    for), else compute() written there (CSV and sidecar, atomically): a rerun skips theory
-    it already has."""
-    key = json.loads(json.dumps(key))
-    meta = path.with_suffix(".json")
-    if path.exists() and meta.exists() and json.loads(meta.read_text()) == key:
-        return pd.read_csv(path)
-    table = compute()
-    with atomic_output(path) as tmp:
-        table.to_csv(tmp, index=False)
-    write_atomic(meta, json.dumps(key))
-    return table
-
-
-def _model_key(p: ModelParams) -> dict:
-    return {"omega": p.omega, "sigma": p.sigma, "lam": p.lam, "A": p.A}
-
-
 def _theory(out: Path, name: str, alphas, omegas, p: ModelParams, order) -> pd.DataFrame:
     """Both starts' learning curves (`learning_curves`) at each omega, cached in
     `<name>_theory.csv`."""
@@ -139,8 +96,8 @@ def _theory(out: Path, name: str, alphas, omegas, p: ModelParams, order) -> pd.D
             rows += [r.as_dict() for r in curves]
         return pd.DataFrame(rows)
 
-    key = {**_model_key(p), "alphas": list(alphas), "omegas": list(omegas), "order": order}
-    return _cached(out / f"{name}_theory.csv", key, compute)
+    key = {**model_key(p), "alphas": list(alphas), "omegas": list(omegas), "order": order}
+    return cached_table(out / f"{name}_theory.csv", key, compute)
 
 
 def cached_lines(
@@ -148,9 +105,9 @@ def cached_lines(
 ) -> pd.DataFrame:
     """`transition_lines` at these omegas, cached in `<name>_transitions.csv`; the line points
     in `<name>_lines.sqlite`, so an interrupted line resumes."""
-    key = {**_model_key(p), "omegas": list(omegas), "method": "continuation", "lines": 2}
+    key = {**model_key(p), "omegas": list(omegas), "method": "continuation", "lines": 2}
     path, store = out / f"{name}_transitions.csv", out / f"{name}_lines.sqlite"
-    return _cached(path, key, lambda: transition_lines(omegas, p, quick, store, workers))
+    return cached_table(path, key, lambda: transition_lines(omegas, p, quick, store, workers))
 
 
 def make_fig2(
@@ -166,7 +123,7 @@ def make_fig2(
     size = sizes("fig2", quick)
     d, alphas = size["d"], size["alphas"]
     theory = _theory(out, "fig2", alphas, [p.omega], p, size["order"])
-    sims = _sims(
+    sims = simulations(
         out,
         f"fig2_d{d}",
         {"alpha": alphas, "init": INITS, "seed": list(range(size["seeds"]))},
@@ -192,7 +149,7 @@ def make_fig3(
     p = p or ModelParams()
     size = sizes("fig3", quick)
     d = size["d"]
-    sims = _sims(
+    sims = simulations(
         out,
         f"fig3_d{d}",
         {
@@ -212,7 +169,7 @@ def make_fig3(
 def _finite_size(name: str, out: Path, quick: bool, workers: int, p: ModelParams | None):
     p = p or ModelParams()
     size = sizes(name, quick)
-    sims = _sims(
+    sims = simulations(
         out,
         "finite_size",
         {
@@ -243,7 +200,7 @@ def _slices(name: str, out: Path, quick: bool, workers: int, p: ModelParams, tit
     size = sizes(name, quick)
     d = size["d"]
     theory = _theory(out, name, size["alphas"], size["omegas"], p, size["order"])
-    sims = _sims(
+    sims = simulations(
         out,
         f"{name}_d{d}",
         {
@@ -271,7 +228,7 @@ def make_fig9(out: Path, quick: bool = True, workers: int = 2, p: ModelParams | 
     return _slices("fig9", out, quick, workers, alt, "Fig. 9, alternative A", FIG9_NOTE)
 
 
-# Measured for issue 12 (docs/figures.md, "Fig. 9"): theory at order (32, 12), L-BFGS runs of
+# Measured (docs/figures.md, "Fig. 9"): theory at order (32, 12), L-BFGS runs of
 # `attnphase simulate --A 0.3,0.7,0.8,0.2 --omega 0.2 --init positional --seeds 3`.
 FIG9_NOTE = (
     "Note (omega = 0.2, measured): the theory has no positional fixed point for this A: from "
@@ -297,13 +254,6 @@ def make_histogram(out: Path, quick: bool = True, workers: int = 2, p=None):
     attention_figure(result, out / "histogram_attention.png")
     training_figure(result, out / "histogram_training.png")
     return result
-
-
-def make_extensions(out: Path, quick: bool = True, workers: int = 2, p: ModelParams | None = None):
-    """Fig. 14: the extensions' phase diagrams side by side (`attnphase.paper.extensions`)."""
-    from .extensions import make_extensions as make
-
-    return make(out, quick=quick, workers=workers, p=p)
 
 
 def output_stems(name: str) -> list[str]:

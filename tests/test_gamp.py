@@ -10,7 +10,8 @@ import torch
 from attnphase import ModelParams, SimConfig, simulate, solve
 from attnphase.gamp import equations as eq
 from attnphase.gamp import run_gamp, state_evolution_trace, trace_of_run, trace_start
-from attnphase.gamp.problem import back_project, build_problem, fields
+from attnphase.gamp.problem import build_problem
+from attnphase.ops.tensor import fields
 from attnphase.prox import global_prox, prox_jacobian
 from attnphase.sim import minimise
 from attnphase.theory.overlaps import MatrixOverlaps
@@ -86,10 +87,8 @@ def test_risk_gradient_closed_form_matches_autograd():
     P_ = ModelParams(A=uniform_A(3), rank=2, teacher_rank=2, encodings=((1, 0), (0, 1), (-1, 0)))
     prob = build_problem(P_, 80, 1.0, "random", 3, CPU)
     Q = torch.randn(80, 2, generator=torch.Generator().manual_seed(0), dtype=DT)
-    h = fields(prob.x_pos, Q)
-    R, grad = eq.risk_and_gradient(
-        h, Q, lambda G: back_project(prob.x_pos, G), prob.K, prob.Cm, prob.c, P_.lam
-    )
+    R, grad = (x[0] for x in prob.risk.value_and_gradient(Q[None]))
+    R = float(R)
     with torch.no_grad():
         assert R == pytest.approx(float(prob.risk(Q[None])[0]), rel=1e-12)
     assert torch.allclose(grad, risk_gradient(prob, Q), rtol=1e-10, atol=1e-13)

@@ -3,8 +3,9 @@
 import pytest
 import torch
 
-from attnphase.ops import loss, loss_derivatives, target
-from attnphase.prox import block_metric, global_prox, global_prox_torch, prox_jacobian
+from attnphase.ops.tensor import loss, loss_derivatives, target
+from attnphase.prox import global_prox, prox_jacobian
+from attnphase.prox.batched import block_metric
 
 DT = torch.float64
 
@@ -63,7 +64,7 @@ def test_channel_loss_is_the_squared_distance_to_the_target():
 def test_cpu_kernel_equals_torch_implementation(L, r, t):
     w, Vinv, K, Cm, c, starts = channel_nodes(300, L, r, t, V=10.0, seed=1)
     cpu = global_prox(w, Vinv, K, Cm, c, starts, probe=32)
-    ref = global_prox_torch(w, Vinv, K, Cm, c, starts, probe=32)
+    ref = global_prox(w, Vinv, K, Cm, c, starts, probe=32, backend="torch")
     assert torch.allclose(cpu.envelope, ref.envelope, rtol=0, atol=1e-13)
     # the gradient tolerance 1e-10 leaves ~1e-9 in h at minima of curvature ~0.1
     assert torch.allclose(cpu.h, ref.h, rtol=0, atol=1e-7)

@@ -14,6 +14,7 @@ from attnphase import (
     linear_test_error,
     solve,
 )
+from attnphase.prox.closed_form import prox
 from attnphase.theory.baseline import linear_baseline_matrix, uniform_attention_error
 from attnphase.theory.gauss_hermite.channel import (
     ChannelIntegrator,
@@ -21,7 +22,6 @@ from attnphase.theory.gauss_hermite.channel import (
     kappa,
     train_loss_identity,
 )
-from attnphase.theory.gauss_hermite.prox import prox
 from attnphase.theory.overlaps import Overlaps, scalar_free_entropy
 
 from .conftest import TEST_ORDER

@@ -1,4 +1,4 @@
-"""The on-disk numba cache never serves a kernel compiled against an old callee (issue 9).
+"""The on-disk numba cache never serves a kernel compiled against an old callee.
 
 A temporary package holds a kernel in one module that calls a jitted function of another
 module. Each run is a fresh interpreter, as for a user who edits a file or pulls a new version.
@@ -12,7 +12,8 @@ import textwrap
 import pytest
 
 from attnphase._core.jit import _PackageStamped, sources_digest
-from attnphase.theory.gauss_hermite import channel, prox
+from attnphase.prox import closed_form
+from attnphase.theory.gauss_hermite import channel
 
 KERNEL = """
 from {decorator_import}
@@ -89,7 +90,7 @@ def test_unchanged_sources_load_from_the_cache(tmp_path):
 
 
 def test_package_kernels_use_the_package_wide_stamp():
-    for kernel in (channel._moments_kernel, prox.global_prox):
+    for kernel in (channel._moments_kernel, closed_form.node_prox):
         locator = kernel._cache._impl.locator
         assert isinstance(locator, _PackageStamped)
         assert locator.get_source_stamp()[1] == sources_digest(channel.__file__)

@@ -5,14 +5,9 @@ import math
 import numpy as np
 import pytest
 
+from attnphase.ops.softmax2 import reduced_loss, softmax_diag, target_centres
 from attnphase.params import ALTERNATIVE_A, STANDARD_A
-from attnphase.theory.gauss_hermite.prox import newton_minimise, prox
-from attnphase.theory.gauss_hermite.softmax2 import (
-    prox_objective,
-    reduced_loss,
-    softmax_diag,
-    target_centres,
-)
+from attnphase.prox.closed_form import GTOL, MAX_NEWTON, newton_minimise, prox, prox_objective
 
 
 def _softmax_rows(h):
@@ -82,7 +77,7 @@ def _brute_force(w, c, V, s2):
     best = np.inf
     for idx in np.argsort(F, axis=None)[:40]:
         i, j = np.unravel_index(idx, F.shape)
-        _, _, f = newton_minimise(g[i], g[j], *w, V, *c, s2)
+        _, _, f = newton_minimise(g[i], g[j], *w, V, *c, s2, GTOL, MAX_NEWTON)
         best = min(best, f)
     return best
 
@@ -102,7 +97,7 @@ def test_vectorised_prox_is_the_global_minimum_on_random_nodes():
 
 
 def _starts(w, c) -> dict[str, tuple[float, float]]:
-    """The cold starts of the global prox (docstring of theory.gauss_hermite.prox)."""
+    """The cold starts of the global prox (docstring of prox.closed_form)."""
     out = {"w": tuple(w), "zero": (0.0, 0.0)}
     la, lb = (math.log(x / (1 - x)) for x in c)
     if la + lb > 0:
@@ -126,11 +121,12 @@ def _global_minimum(w, c, V, s2, seed=0):
         (1 / (1 + np.exp(-H1 * D)) - c[0]) ** 2 + (1 / (1 + np.exp(H2 * D)) - c[1]) ** 2
     )
     found = [
-        newton_minimise(H1.flat[i], H2.flat[i], *w, V, *c, s2)[2] for i in np.argsort(F, None)[:100]
+        newton_minimise(H1.flat[i], H2.flat[i], *w, V, *c, s2, GTOL, MAX_NEWTON)[2]
+        for i in np.argsort(F, None)[:100]
     ]
     rng = np.random.default_rng(seed)
     for h0 in np.asarray(w) + rng.uniform(-R, R, size=(3000, 2)):
-        found.append(newton_minimise(*h0, *w, V, *c, s2)[2])
+        found.append(newton_minimise(*h0, *w, V, *c, s2, GTOL, MAX_NEWTON)[2])
     return min(found)
 
 
@@ -156,7 +152,10 @@ def test_each_start_is_the_only_way_to_the_global_minimum_somewhere(node):
     s2 = 0.25
     c = target_centres(*hs, omega, *np.ravel(A))
     best = _global_minimum(w, c, V, s2)
-    ends = {k: newton_minimise(*h0, *w, V, *c, s2)[2] for k, h0 in _starts(w, c).items()}
+    ends = {
+        k: newton_minimise(*h0, *w, V, *c, s2, GTOL, MAX_NEWTON)[2]
+        for k, h0 in _starts(w, c).items()
+    }
     assert ends[name] == pytest.approx(best, abs=1e-12)
     assert all(f > best + 0.02 for k, f in ends.items() if k != name), ends
     _, M = prox(np.array([w]), np.array([c]), V, s2)

@@ -1,4 +1,4 @@
-"""Gaussian-mixture tokens in the simulations (THEORY.md §10, issue 13 item 1): x_l =
+"""Gaussian-mixture tokens in the simulations (THEORY.md §10): x_l =
 mu_{c_l} + sigma z_l, labels a Markov chain over positions with neighbour correlation rho.
 
 - Switched off (one cluster) or degenerate (cluster_norm = 0), the data are the tied model's,
@@ -29,7 +29,7 @@ from attnphase.sim import (
     sample_labels,
     simulate,
 )
-from attnphase.sim.run import draw_training_set, mixture_means, position_vectors
+from attnphase.sim.problem import draw_training_set, mixture_means, position_vectors
 from attnphase.sweep.spec import SweepSpec, canonical_point, defaults, run_id, sim_config
 
 DT = torch.float64

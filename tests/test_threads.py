@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from attnphase import ModelParams
+from attnphase.prox.closed_form import prox
 from attnphase.theory import overlaps as ge
 from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
-from attnphase.theory.gauss_hermite.prox import prox
 from attnphase.theory.qmc.channel import QMCChannel
 
 P = ModelParams()

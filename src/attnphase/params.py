@@ -143,6 +143,13 @@ Variant = Tied | Untied | Mixture
 TIED = Tied()
 
 
+def key_start_of(variant: Variant, width: int) -> int:
+    """The column where the key fields start in fields of `width` columns (`attnphase.ops`):
+    width/2 for `Untied()` (the query fields, then the key fields), 0 otherwise (the key is
+    the query)."""
+    return width // 2 if isinstance(variant, Untied) else 0
+
+
 def variant_of(
     untied: bool, clusters: int = 1, label_correlation: float = 0.0, cluster_norm: float = 1.0
 ) -> Variant:

@@ -35,16 +35,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..ops.tensor import back_project, fields
 from ..params import ModelParams, check_finite, check_int, check_positive
-from ..prox import global_prox, prox_jacobian
-from ..sim.run import INITS, pick_device
-from ..sim.train import minimise
+from ..prox import PROBE, global_prox, prox_jacobian
+from ..sim import INITS, minimise, pick_device
 from ..theory.overlaps import MatrixOverlaps
-from ..theory.qmc.channel import PROBE
 from ..theory.qmc.engine import start_overlaps
 from ..validity.stability import replicon_terms
 from . import equations as eq
-from .problem import Problem, back_project, build_problem, fields
+from .problem import Problem, build_problem
 from .result import GampResult, GampStep, plain
 
 DEFAULT_DAMPING = 0.75
@@ -286,7 +285,6 @@ def run_gamp(
         F=torch.zeros(prob.n, p.L, p.rank, dtype=V.dtype, device=dev),  # F = 0 first
     )
     mon = _Monitor(prob, tol, gtol, patience)
-    project = lambda G: back_project(prob.x_pos, G)  # noqa: E731
     change, switched = float("nan"), torch.zeros(prob.n, dtype=torch.bool, device=dev)
     bar = None
     if progress:
@@ -296,8 +294,8 @@ def run_gamp(
     status = "maximum iterations reached"
     for it in range(max_iter + 1):
         h = fields(prob.x_pos, st.Q)  # x~ Qh/sqrt(d)
-        R, grad = eq.risk_and_gradient(h, st.Q, project, prob.K, prob.Cm, prob.c, p.lam)
-        mon.record(st.Q, st.V, R, grad, change, switched)
+        R, grad = prob.risk.value_and_gradient(st.Q[None])  # R and grad R (§1 in the form of §8)
+        mon.record(st.Q, st.V, float(R[0]), grad[0], change, switched)
         stop = mon.status()
         if bar is not None and it > 0:
             bar.update(1)

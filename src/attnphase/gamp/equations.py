@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import torch
 
-from ..ops import loss_derivatives
-
 
 def onsager_fields(h: torch.Tensor, F: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
     """w_mu = x~_mu Qh/sqrt(d) - F_mu V (§8 step 1), given h = x~ Qh/sqrt(d)."""
@@ -65,20 +63,3 @@ def start_conjugate(V: torch.Tensor, *, s2: float, lam: float) -> torch.Tensor:
     first iteration, which damping mixes with the first output)."""
     eye = torch.eye(V.shape[0], dtype=V.dtype, device=V.device)
     return torch.linalg.inv(V) - (lam / s2) * eye
-
-
-def risk_and_gradient(
-    h: torch.Tensor,
-    Q: torch.Tensor,
-    back_project,
-    K: torch.Tensor,
-    Cm: torch.Tensor,
-    c: torch.Tensor,
-    lam: float,
-) -> tuple[float, torch.Tensor]:
-    """R(Q) = sum_mu g_mu(h_mu) + lambda/2 |Q|^2 (THEORY.md §1 in the form of §8) and
-    grad R = sum_{mu,l} x~_mu,l^T (dg_mu/dh_mu,l)^T/sqrt(d) + lambda Q, at the fields
-    h = x~ Q/sqrt(d); back_project(G) computes sum x~^T G^T/sqrt(d)."""
-    value, dg, _ = loss_derivatives(h, K, Cm, c, hessian=False)
-    R = float(value.sum() + 0.5 * lam * Q.pow(2).sum())
-    return R, back_project(dg) + lam * Q

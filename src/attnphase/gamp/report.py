@@ -1,5 +1,5 @@
-"""GAMP runs over seeds, and each run's iterates beside the state evolution (issue 11's
-`attnphase gamp`): the orchestration the command line calls."""
+"""GAMP runs over seeds, and each run's iterates beside the state evolution (`attnphase gamp`):
+the orchestration the command line calls."""
 
 from __future__ import annotations
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ops.array import attention, target
 from ..params import ModelParams, check_int, check_positive
 from ..theory import QMC
 from ..theory import overlaps as ge
-from ..theory.qmc.channel import attention, target_matrix
 from ..theory.qmc.engine import QMCMap, _Layout, admissible, make_channels
 from .algorithm import check_damping
 from .result import GampResult, plain
@@ -68,7 +68,7 @@ class StateEvolutionTrace:
 def free_test_error(channel, o: ge.MatrixOverlaps, p: ModelParams) -> float:
     """eps_g at overlaps o on the channel's points (§7.4; no prox)."""
     w, hstar = channel.fields(o, p.C_array, p.sigma)
-    T = target_matrix(hstar, p.omega, p.A_array)
+    T = target(hstar, p.omega, p.A_array)
     return float(0.5 * p.sigma**2 * ((attention(w) - T) ** 2).sum((-1, -2)).mean())
 
 

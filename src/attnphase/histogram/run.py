@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from ..params import check_nonnegative, check_positive
-from ..sim.run import pick_device
+from ..sim import pick_device
 from .data import EXAMPLES, HistogramData, make_dataset, seed_for
 from .mechanism import mechanism_scores
 from .model import RESTRICTED, StackedTransformer

@@ -1,7 +1,7 @@
-"""Closed forms of the L=2, r=1 attention problem (THEORY.md §2 and §6).
+"""The operations of `attnphase.ops` in closed form for L=2, r=1 (THEORY.md §2 and §6).
 
-Pure scalar functions, compiled with numba so that the quadrature kernels can call them per
-node; they are ordinary callables from Python as well.
+Pure scalar functions, compiled with numba so that the quadrature kernels and the 2x2 prox
+(`attnphase.prox.closed_form`) can call them per node; ordinary callables from Python as well.
 
 For L=2 the row-softmax of h h^T has rows (s1, 1-s1) and (1-s2, s2) with
 s1 = sigmoid(h1 (h1 - h2)), s2 = sigmoid(h2 (h2 - h1)). The loss
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from ..._core.jit import njit_cached
+from .._core.jit import njit_cached
 
 
 @njit_cached(inline="always")
@@ -62,38 +62,3 @@ def reduced_loss(h1: float, h2: float, c1: float, c2: float, sigma2: float) -> f
     """ell(h; h*) - kappa = sigma^2 [(s1 - c1)^2 + (s2 - c2)^2] (§2, h-dependent part)."""
     s1, s2 = softmax_diag(h1, h2)
     return sigma2 * ((s1 - c1) ** 2 + (s2 - c2) ** 2)
-
-
-@njit_cached(inline="always")
-def prox_objective(
-    h1: float, h2: float, w1: float, w2: float, V: float, c1: float, c2: float, sigma2: float
-) -> tuple[float, float, float, float, float, float]:
-    """Moreau objective |h - w|^2/(2V) + ell(h) - kappa with its gradient and Hessian (§2).
-
-    Returns (F, g1, g2, H11, H12, H22).
-    """
-    d = h1 - h2
-    z1 = h1 * d
-    z2 = -h2 * d
-    s1 = sigmoid(z1)
-    s2 = sigmoid(z2)
-    p1 = s1 * (1.0 - s1)
-    p2 = s2 * (1.0 - s2)
-    e1 = s1 - c1
-    e2 = s2 - c2
-    # derivatives of g_k(z) = sigma^2 (sigmoid(z) - c_k)^2
-    g1p = 2.0 * sigma2 * e1 * p1
-    g2p = 2.0 * sigma2 * e2 * p2
-    g1pp = 2.0 * sigma2 * (p1 * p1 + e1 * p1 * (1.0 - 2.0 * s1))
-    g2pp = 2.0 * sigma2 * (p2 * p2 + e2 * p2 * (1.0 - 2.0 * s2))
-    # gradients of z1 = h1^2 - h1 h2 and z2 = h2^2 - h1 h2; their Hessians are constant
-    a1, a2 = 2.0 * h1 - h2, -h1
-    b1, b2 = -h2, 2.0 * h2 - h1
-    inv_v = 1.0 / V
-    f = 0.5 * inv_v * ((h1 - w1) ** 2 + (h2 - w2) ** 2) + sigma2 * (e1 * e1 + e2 * e2)
-    g1 = inv_v * (h1 - w1) + g1p * a1 + g2p * b1
-    g2 = inv_v * (h2 - w2) + g1p * a2 + g2p * b2
-    h11 = inv_v + g1pp * a1 * a1 + g2pp * b1 * b1 + 2.0 * g1p
-    h12 = g1pp * a1 * a2 + g2pp * b1 * b2 - g1p - g2p
-    h22 = inv_v + g1pp * a2 * a2 + g2pp * b2 * b2 + 2.0 * g2p
-    return f, g1, g2, h11, h12, h22

@@ -1,12 +1,8 @@
-"""CPU kernel of the global proximal step (numba, parallel over problems).
+"""The numba backend of `attnphase.prox`: the CPU kernel, parallel over problems.
 
-The same algorithm and formulas as the torch implementation in `attnphase.prox` (which
-serves CUDA devices), one problem at a time: safeguarded Newton from every start, the lowest
-objective kept. Derivatives as in `attnphase.ops` (THEORY.md §8). Every function
-takes `key_start`, the column of h where the key fields start (`key_start_of`): 0 for tied
-fields (the key is the query, Z = h h^T); for untied fields h = (h_Q, h_K) of width 2 r_Q it is
-r_Q and the logits are Z = h_Q h_K^T (docs/theory-untied.md); the CPU kernel is the only
-implementation of that case.
+The algorithm of `attnphase.prox.algorithm`, one problem per thread, on the loss and
+derivatives of `attnphase.ops.compiled`; every function takes `key_start` (0: tied fields;
+r_Q for untied fields h = (h_Q, h_K), `attnphase.params.key_start_of`).
 """
 
 from __future__ import annotations
@@ -14,59 +10,22 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 from numba import prange
 
 from .._core.jit import njit_cached
-from ..params import Untied, Variant
-
-_ARMIJO = 1e-4
-_BACKTRACKS = 30
-_NEWTON_ZONE = 1e-4
-
-
-def key_start_of(variant: Variant, width: int) -> int:
-    """The kernels' `key_start` for fields of `width` columns: width/2 for `Untied()` (the
-    query fields, then the key fields), 0 otherwise (tied: the key is the query)."""
-    return width // 2 if isinstance(variant, Untied) else 0
-
-
-@njit_cached()
-def _attention(h, S, key_start):
-    """S = softmax_row(Z) into S (L x L): Z_ik = sum_a h_ia h_k(a + key_start) over the
-    R - key_start query columns a (tied, key_start = 0: Z = h h^T; untied, key_start = R/2:
-    Z = h_Q h_K^T)."""
-    L, R = h.shape
-    r = R - key_start
-    off = key_start
-    for i in range(L):
-        zmax = -np.inf
-        for k in range(L):
-            z = 0.0
-            for a in range(r):
-                z += h[i, a] * h[k, a + off]
-            S[i, k] = z
-            zmax = max(zmax, z)
-        tot = 0.0
-        for k in range(L):
-            S[i, k] = math.exp(S[i, k] - zmax)
-            tot += S[i, k]
-        for k in range(L):
-            S[i, k] /= tot
+from ..ops.compiled import add_row_loss, attention, loss, loss_derivatives
+from .algorithm import ARMIJO, BACKTRACKS, FLOOR, NEWTON_ZONE, XTOL, ProxResult, ball_points
 
 
 @njit_cached()
 def objective(h, w, Vinv, K, Cm, c, S, key_start):
-    """F(h) = 1/2 tr((h - w) V^{-1} (h - w)^T) + g(h); S is scratch (L x L)."""
+    """F(h) = g(h) + 1/2 tr((h - w) V^{-1} (h - w)^T) (§7.1), row by row; S is scratch (L x L)."""
     L, r = h.shape
-    _attention(h, S, key_start)
+    attention(h, S, key_start)
     f = c
     for i in range(L):
-        for k in range(L):
-            f -= S[i, k] * Cm[i, k]
-            sk = 0.0
-            for j in range(L):
-                sk += S[i, j] * K[j, k]
-            f += 0.5 * sk * S[i, k]
+        f = add_row_loss(f, S, K, Cm, i)
         for a in range(r):
             for b in range(r):
                 f += 0.5 * (h[i, a] - w[i, a]) * Vinv[a, b] * (h[i, b] - w[i, b])
@@ -75,96 +34,14 @@ def objective(h, w, Vinv, K, Cm, c, S, key_start):
 
 @njit_cached()
 def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, key_start):
-    """Gradient (L*r) and Hessian (L*r x L*r) of F at h, row-major flattening of h. With
-    P = dg/dZ: tied (key_start = 0), dZ_ik/dh_ac = delta_ia h_kc + delta_ka h_ic and the
-    curvature of Z adds delta_cd (P + P^T)_ab; untied (columns c < key_start = r/2 query, the
-    others key, c' = c + key_start), dZ_ik/dh_ac = delta_ia h_kc' and
-    dZ_ik/dh_ac' = delta_ka h_ic, curvature P_ab at (ac, bc') and P_ba at (ac', bc)."""
+    """Gradient (L*r) and Hessian (L*r x L*r) of F at h, row-major flattening of h: those of g
+    (`attnphase.ops.compiled.loss_derivatives`) plus (h - w) V^{-1} and I_L (x) V^{-1}."""
     L, r = h.shape
-    n = L * r
-    _attention(h, S, key_start)
-    for i in range(L):
-        ubar = 0.0
-        for k in range(L):
-            u = -Cm[i, k]
-            for j in range(L):
-                u += S[i, j] * K[j, k]
-            P[i, k] = u
-            ubar += S[i, k] * u
-        for k in range(L):
-            P[i, k] = S[i, k] * (P[i, k] - ubar)
+    loss_derivatives(h, K, Cm, S, P, grad, H, key_start)
     for a in range(L):
         for cc in range(r):
-            g = 0.0
-            for k in range(L):
-                if key_start == 0:
-                    g += (P[a, k] + P[k, a]) * h[k, cc]
-                elif cc < key_start:
-                    g += P[a, k] * h[k, cc + key_start]
-                else:
-                    g += P[k, a] * h[k, cc - key_start]
             for b in range(r):
-                g += (h[a, b] - w[a, b]) * Vinv[cc, b]
-            grad[a * r + cc] = g
-    for x in range(n):
-        for y in range(n):
-            H[x, y] = 0.0
-    J = np.empty((L, L))
-    Hz = np.empty((L, L))
-    E = np.empty((L, n))
-    G = np.empty((L, n))
-    for i in range(L):
-        for k in range(L):
-            for j in range(L):
-                J[k, j] = (S[i, k] if k == j else 0.0) - S[i, k] * S[i, j]
-        for k in range(L):
-            for j in range(L):
-                v = 0.0
-                for p in range(L):
-                    for s in range(L):
-                        v += J[k, p] * K[p, s] * J[s, j]
-                v -= S[i, k] * P[i, j] + P[i, k] * S[i, j]
-                if k == j:
-                    v += P[i, k]
-                Hz[k, j] = v
-        for k in range(L):
-            for a in range(L):
-                for cc in range(r):
-                    v = 0.0
-                    if key_start == 0:
-                        if a == i:
-                            v += h[k, cc]
-                        if a == k:
-                            v += h[i, cc]
-                    elif cc < key_start:
-                        if a == i:
-                            v += h[k, cc + key_start]
-                    elif a == k:
-                        v += h[i, cc - key_start]
-                    E[k, a * r + cc] = v
-        for k in range(L):
-            for y in range(n):
-                v = 0.0
-                for j in range(L):
-                    v += Hz[k, j] * E[j, y]
-                G[k, y] = v
-        for x in range(n):
-            for y in range(n):
-                v = 0.0
-                for k in range(L):
-                    v += E[k, x] * G[k, y]
-                H[x, y] += v
-    for a in range(L):
-        for b in range(L):
-            if key_start > 0:
-                for cc in range(key_start):
-                    H[a * r + cc, b * r + cc + key_start] += P[a, b]
-                    H[a * r + cc + key_start, b * r + cc] += P[b, a]
-            else:
-                pab = P[a, b] + P[b, a]
-                for cc in range(r):
-                    H[a * r + cc, b * r + cc] += pab
-        for cc in range(r):
+                grad[a * r + cc] += (h[a, b] - w[a, b]) * Vinv[cc, b]
             for dd in range(r):
                 H[a * r + cc, a * r + dd] += Vinv[cc, dd]
 
@@ -205,16 +82,16 @@ def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor, key_start):
             slope += v * grad[x]
         size = math.sqrt(size)
         scale = 1.0 + math.sqrt(hnorm)
-        if size < 1e-13 * scale:
+        if size < XTOL * scale:
             return f, False
-        pure = lam[0] > floor and size < _NEWTON_ZONE * scale
+        pure = lam[0] > floor and size < NEWTON_ZONE * scale
         t = 1.0
         accepted = False
-        for _ls in range(_BACKTRACKS + 1):
+        for _ls in range(BACKTRACKS + 1):
             for x in range(n):
                 trial[x // r, x % r] = h[x // r, x % r] + t * step[x]
             ft = objective(trial, w, Vinv, K, Cm, c, S, key_start)
-            if pure or ft <= f + _ARMIJO * t * slope:
+            if pure or ft <= f + ARMIJO * t * slope:
                 accepted = True
                 break
             t *= 0.5
@@ -249,10 +126,10 @@ def global_prox_kernel(
     for the k-th probe start).
 
     K, Cm, c have a leading axis of length N (per problem) or 1 (shared); key_start: the column
-    where the key fields start, 0 when tied (see `_attention`, `derivatives`)."""
+    where the key fields start, 0 when tied (`attnphase.ops.compiled`)."""
     N, S_, L, r = starts.shape
     lam = np.linalg.eigvalsh(Vinv)
-    floor = 1e-2 * lam[0]
+    floor = FLOOR * lam[0]
     vmax = 1.0 / lam[0]
     n_probe = probe.shape[0]
     n_keep = min(n_best, n_probe)
@@ -269,7 +146,7 @@ def global_prox_kernel(
                 h[:, :] = starts[i, s]
             else:
                 if s == S_:
-                    g0 = objective(wi, wi, Vinv, Ki, Cmi, ci, S, key_start)
+                    g0 = loss(wi, Ki, Cmi, ci, S, key_start)
                     radius = math.sqrt(2.0 * vmax * max(g0, 0.0))
                     fp = np.empty(n_probe)
                     for p in range(n_probe):
@@ -284,3 +161,48 @@ def global_prox_kernel(
                 out_f[i] = f
                 out_start[i] = s
                 out_stat[i] = stat
+
+
+def global_prox_numba(
+    w: torch.Tensor,
+    Vinv: torch.Tensor,
+    K: torch.Tensor,
+    Cm: torch.Tensor,
+    c: torch.Tensor,
+    starts: torch.Tensor,
+    *,
+    probe: int,
+    n_best: int,
+    gtol: float,
+    max_iter: int,
+    key_start: int,
+) -> ProxResult:
+    """`attnphase.prox.global_prox` on CPU tensors through `global_prox_kernel`."""
+    N, S, L, r = starts.shape
+
+    def arr(x, shape):
+        return np.ascontiguousarray(torch.as_tensor(x, dtype=torch.float64).reshape(shape).numpy())
+
+    out_h = np.empty((N, L, r))
+    out_f = np.empty(N)
+    out_s = np.empty(N, dtype=np.int64)
+    out_ok = np.empty(N, dtype=np.bool_)
+    global_prox_kernel(
+        arr(w, (N, L, r)),
+        arr(Vinv, (r, r)),
+        arr(K, (-1, L, L)),
+        arr(Cm, (-1, L, L)),
+        arr(c, (-1,)),
+        arr(starts, (N, S, L, r)),
+        ball_points(probe, L, r),
+        n_best,
+        gtol,
+        max_iter,
+        key_start,
+        out_h,
+        out_f,
+        out_s,
+        out_ok,
+    )
+    t = torch.from_numpy
+    return ProxResult(t(out_h), t(out_f), t(out_s), t(out_ok))

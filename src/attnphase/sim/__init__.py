@@ -1,5 +1,6 @@
 """Finite-d simulations of tied low-rank dot-product attention (PyTorch), THEORY.md §1."""
 
+from .config import INITS, SimConfig, pick_device
 from .data import (
     cluster_means,
     default_positions,
@@ -11,21 +12,24 @@ from .data import (
 )
 from .grid import run_grid, torch_threads
 from .linear import fit_linear, linear_risk, train_linear
-from .models import attention_map, attention_maps, attention_output, naive_risk
+from .models import Layout, attention_maps, attention_output, naive_risk
+from .problem import SeedProblem
+from .result import SimResult
 from .risk import StructuredRisk
-from .run import INITS, SimConfig, SimResult, SimulationWarning, pick_device, simulate
+from .run import SimulationWarning, simulate
 from .train import OPTIMIZERS, Diverged, TrainReport, minimise
 
 __all__ = [
     "INITS",
     "OPTIMIZERS",
     "Diverged",
+    "Layout",
     "SimConfig",
+    "SeedProblem",
     "SimResult",
     "SimulationWarning",
     "StructuredRisk",
     "TrainReport",
-    "attention_map",
     "attention_maps",
     "attention_output",
     "cluster_means",

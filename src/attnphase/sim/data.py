@@ -14,8 +14,8 @@ import math
 import numpy as np
 import torch
 
+from ..ops.tensor import target
 from ..params import default_encodings
-from .models import target_matrix
 
 ROLES = ("teacher", "train", "test", "init", "clusters", "train_labels", "test_labels")
 
@@ -107,4 +107,4 @@ def targets(x: torch.Tensor, teacher: torch.Tensor, omega: float, A: torch.Tenso
     """y = T(x Q*/sqrt d) x for tokens x [B, n, L, d] and teachers [B, d, t]."""
     d = x.shape[-1]
     hstar = torch.einsum("bnld,bdt->bnlt", x, teacher) / math.sqrt(d)
-    return target_matrix(hstar, omega, A) @ x
+    return target(hstar, omega, A) @ x

@@ -1,45 +1,29 @@
 """Tied low-rank dot-product attention and the linear baseline at finite d (THEORY.md §1),
 and the extensions of THEORY.md §10 (untied query/key, a trainable low-rank value matrix).
 
-Pure tensor functions. Shapes: a batch of problems B, samples n, tokens L, dimension d,
-student rank r, teacher rank t. Attention maps are returned as [batch, head, query, key]
-(one head), the axis order of TransformerLens.
+Pure tensor functions on the operations of `attnphase.ops.tensor`. Shapes: a batch of problems
+B, samples n, tokens L, dimension d, student rank r, teacher rank t. Attention maps are
+returned as [batch, head, query, key] (one head), the axis order of TransformerLens.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 
+from ..ops.tensor import attention, fields
 from ..params import TIED, Mixture, Tied, Untied, Variant
-
-
-def attention_map(h: torch.Tensor) -> torch.Tensor:
-    """Row-wise softmax(h h^T) for fields h [..., L, r] -> [..., L, L] (eq. 2)."""
-    return torch.softmax(h @ h.transpose(-1, -2), dim=-1)
-
-
-def fields(x: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
-    """Local fields x Q / sqrt(d): x [B, n, L, d], Q [B, d, r] -> [B, n, L, r]."""
-    d = x.shape[-1]
-    return torch.einsum("bnld,bdr->bnlr", x, Q) / math.sqrt(d)
-
-
-def target_matrix(hstar: torch.Tensor, omega: float, A: torch.Tensor) -> torch.Tensor:
-    """T(h*) = (1 - omega) softmax(h* h*^T) + omega A (eq. 1/16)."""
-    return (1.0 - omega) * attention_map(hstar) + omega * A
 
 
 def attention_output(x_pos: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
     """f_Q(x) = S((x + p) Q / sqrt(d)) (x + p), given x_pos = x + p [B, n, L, d] (eq. 2/15)."""
-    return attention_map(fields(x_pos, Q)) @ x_pos
+    return attention(fields(x_pos, Q)) @ x_pos
 
 
 def attention_maps(x_pos: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
     """Attention patterns [batch*n, head=1, query, key] of the student on inputs x + p."""
-    S = attention_map(fields(x_pos, Q))
+    S = attention(fields(x_pos, Q))
     return S.reshape(-1, 1, *S.shape[-2:])
 
 
@@ -81,8 +65,17 @@ class Layout:
         return self.r if isinstance(self.variant, Untied) else 0
 
     @property
+    def key_start(self) -> int:
+        """The column of the key fields in the fields of `attention_weights` (0: tied)."""
+        return self.r if self.key_columns else 0
+
+    @property
     def width(self) -> int:
         return self.r + self.key_columns + 2 * self.value_rank
+
+    def attention_weights(self, P: torch.Tensor) -> torch.Tensor:
+        """(Q_Q, Q_K) side by side (untied), or Q_Q: the columns whose fields enter S."""
+        return P[..., : self.r + self.key_columns]
 
     def split(self, P: torch.Tensor):
         """(Q_Q, Q_K, U, W) views of P; Q_K is Q_Q when tied, U and W are None without a
@@ -96,16 +89,9 @@ class Layout:
         return QQ, QK, P[..., k : k + rv], P[..., k + rv : k + 2 * rv]
 
 
-def attention_map_qk(hq: torch.Tensor, hk: torch.Tensor) -> torch.Tensor:
-    """Row-wise softmax(h_Q h_K^T) for query and key fields [..., L, r] -> [..., L, L]."""
-    return torch.softmax(hq @ hk.transpose(-1, -2), dim=-1)
-
-
 def student_map(x_pos: torch.Tensor, P: torch.Tensor, layout: Layout) -> torch.Tensor:
     """softmax(x~ Q_Q Q_K^T x~^T/d), [B, n, L, L]."""
-    QQ, QK, _, _ = layout.split(P)
-    hq = fields(x_pos, QQ)
-    return attention_map_qk(hq, fields(x_pos, QK) if isinstance(layout.variant, Untied) else hq)
+    return attention(fields(x_pos, layout.attention_weights(P)), layout.key_start)
 
 
 def student_output(x_pos: torch.Tensor, P: torch.Tensor, layout: Layout) -> torch.Tensor:
@@ -116,16 +102,6 @@ def student_output(x_pos: torch.Tensor, P: torch.Tensor, layout: Layout) -> torc
         d = x_pos.shape[-1]
         out = out + torch.einsum("bnlk,bek->bnle", torch.einsum("bnld,bdk->bnlk", out, U), W) / d
     return out
-
-
-def student_risk(
-    x_pos: torch.Tensor, y: torch.Tensor, P: torch.Tensor, lam: float, layout: Layout
-) -> torch.Tensor:
-    """The empirical risk of any layout by direct evaluation (reference for the structured
-    form): sum_mu ||y - f(x)||^2/(2d) + the ridge of `penalty`, per problem [B]."""
-    d = x_pos.shape[-1]
-    resid = y - student_output(x_pos, P, layout)
-    return resid.pow(2).sum(dim=(1, 2, 3)) / (2 * d) + penalty(P, lam, layout)
 
 
 def penalty(P: torch.Tensor, lam: float, layout: Layout) -> torch.Tensor:

@@ -1,14 +1,14 @@
-"""The empirical risk of THEORY.md §1 in structured form: O(n L d r) per evaluation.
+"""The empirical risk of THEORY.md §1 in the per-sample form of §8: O(n L d r) per evaluation.
 
 With x~ = x + p, the risk depends on Q only through the fields h = x~ Q/sqrt(d), and
-||y - S x~||^2/d = |y|^2/d - 2 sum_ij S_ij C_ij + sum_i (S G S^T)_ii with the per-sample L x L
-Gram matrices G = x~ x~^T/d and C = y x~^T/d, computed once. Autograd through `fields` then
-costs one product with x~ forward and one backward.
+||y - S x~||^2/(2d) = g(h) = c - tr(S Cm^T) + 1/2 tr(S K S^T) (`attnphase.ops`) with the
+per-sample L x L matrices K = x~ x~^T/d, Cm = y x~^T/d and c = |y|^2/(2d), computed once.
+Autograd through `fields` then costs one product with x~ forward and one backward.
 
 Extensions (THEORY.md §10, packed weights of `Layout`): untied query/key only change
-S = softmax(h_Q h_K^T); a value matrix V = I + U W^T/d changes the Gram matrices to
-G_V = x~ V V^T x~^T/d = G + (a c^T + c a^T)/d + a (W^T W/d) a^T/d and
-C_V = y V^T x~^T/d = C + b a^T/d, with a = x~ U/sqrt(d), c = x~ W/sqrt(d), b = y W/sqrt(d)
+S = softmax(h_Q h_K^T); a value matrix V = I + U W^T/d changes the matrices to
+K_V = x~ V V^T x~^T/d = K + (a c^T + c a^T)/d + a (W^T W/d) a^T/d and
+Cm_V = y V^T x~^T/d = Cm + b a^T/d, with a = x~ U/sqrt(d), c = x~ W/sqrt(d), b = y W/sqrt(d)
 ([n, L, r_v] each): still O(n L d r_v), and no d x d matrix per sample.
 """
 
@@ -18,19 +18,20 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from .models import Layout, fields, penalty, student_map
+from ..ops.tensor import back_project, fields, loss, loss_derivatives
+from .models import Layout, penalty
 
 
 @dataclass(frozen=True)
 class StructuredRisk:
-    """R(Q) = sum_mu ||y - f_Q(x)||^2/(2d) + lam/2 ||Q||^2 for a batch of problems; with a
-    `layout` other than the tied Layout(r), R of the packed weights P (`attnphase.sim.models`,
-    ridge of `penalty`). `y` is kept only when a value matrix needs it."""
+    """R(Q) = sum_mu g_mu(h_mu) + lam/2 ||Q||^2 for a batch of problems; with a `layout` other
+    than the tied Layout(r), R of the packed weights P (`attnphase.sim.models`, ridge of
+    `penalty`). `y` is kept only when a value matrix needs it."""
 
     x_pos: torch.Tensor  # [B, n, L, d]
-    gram: torch.Tensor  # G, [B, n, L, L]
-    cross: torch.Tensor  # C, [B, n, L, L]
-    yy: torch.Tensor  # sum_mu |y|^2/d, [B]
+    K: torch.Tensor  # x~ x~^T/d, [B, n, L, L]
+    Cm: torch.Tensor  # y x~^T/d, [B, n, L, L]
+    c: torch.Tensor  # |y|^2/(2d), [B, n]
     lam: float
     layout: Layout | None = None  # None: tied, r from the weights
     y: torch.Tensor | None = None  # [B, n, L, d], value matrix only
@@ -43,9 +44,9 @@ class StructuredRisk:
         keep_y = layout is not None and layout.value_rank > 0
         return cls(
             x_pos=x_pos,
-            gram=x_pos @ x_pos.transpose(-1, -2) / d,
-            cross=y @ x_pos.transpose(-1, -2) / d,
-            yy=y.pow(2).sum(dim=(1, 2, 3)) / d,
+            K=x_pos @ x_pos.transpose(-1, -2) / d,
+            Cm=y @ x_pos.transpose(-1, -2) / d,
+            c=y.pow(2).sum((-1, -2)) / (2 * d),
             lam=lam,
             layout=layout,
             y=y if keep_y else None,
@@ -54,8 +55,8 @@ class StructuredRisk:
     def __call__(self, Q: torch.Tensor) -> torch.Tensor:
         """Risk per problem, [B] (Q: the packed weights P for an extension's layout)."""
         layout = self.layout or Layout(Q.shape[-1])
-        S = student_map(self.x_pos, Q, layout)
-        gram, cross = self.gram, self.cross
+        h = fields(self.x_pos, layout.attention_weights(Q))
+        K, Cm = self.K, self.Cm
         _, _, U, W = layout.split(Q)
         if U is not None:
             d = self.x_pos.shape[-1]
@@ -63,18 +64,26 @@ class StructuredRisk:
             ww = W.transpose(1, 2) @ W / d  # [B, r_v, r_v]
             ac = a @ c.transpose(-1, -2)
             aw = torch.einsum("bnlk,bkj->bnlj", a, ww)
-            gram = gram + (ac + ac.transpose(-1, -2) + aw @ a.transpose(-1, -2)) / d
-            cross = cross + b @ a.transpose(-1, -2) / d
-        fit = (S @ gram * S).sum(dim=(1, 2, 3)) - 2.0 * (S * cross).sum(dim=(1, 2, 3))
-        return 0.5 * (self.yy + fit) + penalty(Q, self.lam, layout)
+            K = K + (ac + ac.transpose(-1, -2) + aw @ a.transpose(-1, -2)) / d
+            Cm = Cm + b @ a.transpose(-1, -2) / d
+        g = loss(h, K, Cm, self.c, layout.key_start)
+        return g.sum(-1) + penalty(Q, self.lam, layout)
+
+    def value_and_gradient(self, Q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """R and grad R = sum_{mu,l} x~_mu,l^T (dg_mu/dh_mu,l)^T/sqrt(d) + lam Q in closed form
+        (§8), for tied weights Q [B, d, r]: ([B], [B, d, r])."""
+        h = fields(self.x_pos, Q)
+        g, dg, _ = loss_derivatives(h, self.K, self.Cm, self.c, hessian=False)
+        R = g.sum(-1) + 0.5 * self.lam * Q.pow(2).sum((-1, -2))
+        return R, back_project(self.x_pos, dg) + self.lam * Q
 
     def select(self, b: int) -> StructuredRisk:
         """The b-th problem as a batch of one."""
         return replace(
             self,
             x_pos=self.x_pos[b : b + 1],
-            gram=self.gram[b : b + 1],
-            cross=self.cross[b : b + 1],
-            yy=self.yy[b : b + 1],
+            K=self.K[b : b + 1],
+            Cm=self.Cm[b : b + 1],
+            c=self.c[b : b + 1],
             y=None if self.y is None else self.y[b : b + 1],
         )

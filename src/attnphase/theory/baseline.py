@@ -108,7 +108,8 @@ def linear_test_error_qmc(
     over h*_l iid N(0, rho I_t): sigma^2/2 (1 - omega)^2 (E|S*|^2 - |E S*|^2), S* the teacher's
     attention. Returns (mean, standard error) over independent scramblings; memoised, since
     every general solve along a curve needs the same value."""
-    from .qmc.channel import attention, gaussian_points
+    from ..ops.array import attention
+    from .qmc.channel import gaussian_points
 
     L, t = p.L, p.teacher_rank
     values = []

@@ -14,9 +14,10 @@ H is the Hessian of the risk R(Q) itself (eq. 3, a sum over samples), whose spec
 (H = lam I with no data); the Hessian of R/d is H/d. hessian_min is its smallest eigenvalue, by
 Lanczos (`scipy.sparse.linalg.eigsh`) on Hessian-vector products. The products use that R
 depends on Q only through the fields h = x~ Q/sqrt(d): H = lam I + (1/d) sum_mu x~_mu^T H_mu x~_mu
-with per-sample field Hessians H_mu by autodiff (`torch.func`), which is exact and ~8x faster
-than forward-over-reverse through the whole risk (5 ms against 44 ms per product at d = 1000,
-alpha = 2, 1 thread); the tests compare both with `torch.autograd.functional.hessian`.
+with the per-sample field Hessians H_mu of `attnphase.ops.tensor.loss_derivatives`, which is
+exact and ~8x faster than forward-over-reverse through the whole risk (5 ms against 44 ms per
+product at d = 1000, alpha = 2, 1 thread); the tests compare both with
+`torch.autograd.functional.hessian`.
 V_sim = sigma^2 tr(H^-1)/d (r x r block traces for r > 1) is the susceptibility that THEORY.md
 §3 calls V (sigma^2/lam with no data, as sigma^2/(lam + sigma^2 Vhat) at Vhat = 0) and that
 §8.1 measures by leave-one-out retraining: exact from the dense H (Cholesky) when d r <=
@@ -38,22 +39,9 @@ from numpy.linalg import LinAlgError
 from scipy.linalg import cholesky, solve_triangular
 from scipy.sparse.linalg import LinearOperator, cg, eigsh
 
+from ..ops.tensor import back_project, fields, loss_derivatives
 from ..params import ModelParams, check_int, check_positive, check_unit_interval
-from ..sim.models import attention_map, fields
-from ..sim.risk import StructuredRisk
-from ..sim.run import (
-    DTYPES,
-    SimConfig,
-    draw_training_set,
-    held_out_errors,
-    initial_weights,
-    pick_device,
-    position_vectors,
-    scalar_or_list,
-    sim_overlaps,
-    target_matrix,
-)
-from ..sim.train import TrainReport, minimise
+from ..sim import SeedProblem, SimConfig, StructuredRisk, TrainReport, minimise
 
 METHODS = ("auto", "dense", "hutchinson")
 DENSE_MAX = 3000  # "auto": dense Hessian up to d r = 3000 (72 MB, ~d r HVPs), Hutchinson above
@@ -149,39 +137,13 @@ def probe_config(
     )
 
 
-@dataclass(frozen=True)
-class SeedData:
-    """The data of one seed as `simulate(cfg, [seed])` draws it: risk (a batch of one),
-    teacher Q* (1, d, t), start noise g (d, r), positions (L, d), the directions m is measured
-    along, and the positional target A."""
+class SeedData(SeedProblem):
+    """The problem of one seed as `simulate(cfg, [seed])` draws it (`SeedProblem.draw` for a
+    `probe_config`), whose random start at scale 1 is the start noise g (d, r)."""
 
-    cfg: SimConfig
-    seed: int
-    risk: StructuredRisk
-    teacher: torch.Tensor
-    g: torch.Tensor
-    positions: torch.Tensor
-    directions: torch.Tensor
-    A: torch.Tensor
-
-    @classmethod
-    def draw(cls, cfg: SimConfig, seed: int) -> SeedData:
-        """Draw for `cfg` (from `probe_config`) and one seed."""
-        dtype, device = DTYPES[cfg.dtype], pick_device(cfg.device)
-        positions, directions = position_vectors(cfg, dtype, device)
-        teacher, x, y = draw_training_set(cfg, [seed], dtype, device)
-        x += positions
-        g = initial_weights(cfg, teacher, [seed], dtype, device)[0]  # N(0, 1): init_scale 1
-        return cls(
-            cfg=cfg,
-            seed=seed,
-            risk=StructuredRisk.build(x, y, cfg.params.lam),
-            teacher=teacher,
-            g=g,
-            positions=positions,
-            directions=directions,
-            A=target_matrix(cfg, dtype, device),
-        )
+    @property
+    def g(self) -> torch.Tensor:
+        return self.Q0
 
     def start(self, c: float) -> torch.Tensor:
         """Q0 = c Q* + sqrt(1 - c^2) g (see `start_weights`)."""
@@ -191,23 +153,16 @@ class SeedData:
         """L-BFGS (`attnphase.sim.train.minimise`) from the start of overlap c."""
         return minimise(self.risk, self.start(c)[None], "lbfgs", gtol=gtol)
 
-    def test_error(self, Q: torch.Tensor) -> float:
-        """eps_g of Q (1, d, r) on this seed's test set, as `simulate` measures it."""
-        dtype, device = Q.dtype, Q.device
-        err, _ = held_out_errors(
-            self.cfg, self.teacher, Q, None, [self.seed], self.positions, self.A, dtype, device
-        )
-        return float(err[0])
-
 
 class Curvature:
     """The Hessian H of R at Q (one problem: `risk` a batch of one, Q (d, r)).
 
     R depends on Q only through the fields h = x~ Q/sqrt(d), linearly, so
     H = lam I + (1/d) sum_mu x~_mu^T H_mu x~_mu (with the rank index carried along), where H_mu
-    is the (L r) x (L r) Hessian of sample mu's loss in its fields, by autodiff
-    (`torch.func.hessian`, vmapped over samples). A Hessian-vector product is then two passes
-    over the data, the dense H one matrix product. Flat vectors are row-major over (d, r).
+    is the (L r) x (L r) Hessian of sample mu's loss g_mu in its fields (THEORY.md §8,
+    `attnphase.ops.tensor.loss_derivatives`). A Hessian-vector product is then two passes over
+    the data (`fields`, `back_project`), the dense H one matrix product. Flat vectors are
+    row-major over (d, r).
 
     For r > 1, R(Q O) = R(Q) for every orthogonal O (S sees h h^T; the ridge |Q|^2), so the
     r(r-1)/2 directions Q A (A antisymmetric) are exact zero modes of H at a critical point.
@@ -223,12 +178,14 @@ class Curvature:
         self.shape = tuple(Q.shape)
         self.size = Q.numel()
         Q = Q.detach()
+        n, L, r = risk.x_pos.shape[1], risk.x_pos.shape[2], Q.shape[1]
         h = fields(risk.x_pos, Q[None])[0]  # (n, L, r)
-        per_sample = torch.func.vmap(torch.func.hessian(_sample_loss))
-        self.field_hessians = per_sample(h, risk.gram[0], risk.cross[0])  # (n, L, r, L, r)
+        _, _, H = loss_derivatives(h, risk.K[0], risk.Cm[0], risk.c[0])
+        assert H is not None  # the Hessian is computed by default
+        self.field_hessians = H.reshape(n, L, r, L, r)
         self.gauge = _gauge_basis(Q)  # (d r, k)
         trace = self.lam * self.size + float(
-            torch.einsum("nlaka,nlk->", self.field_hessians, risk.gram[0])
+            torch.einsum("nlaka,nlk->", self.field_hessians, risk.K[0])
         )
         self.shift = trace / self.size
         self.matvecs = 0
@@ -236,11 +193,8 @@ class Curvature:
     def hvp(self, V: torch.Tensor) -> torch.Tensor:
         """H V for V of Q's shape (d, r)."""
         self.matvecs += 1
-        n, L, d = self.x.shape
-        X = self.x.reshape(n * L, d)
-        hv = (X @ V).reshape(n, L, -1)
-        w = torch.einsum("nlakb,nkb->nla", self.field_hessians, hv).reshape(n * L, -1)
-        return (w.T @ X).T / d + self.lam * V
+        w = torch.einsum("nlakb,nkb->nla", self.field_hessians, fields(self.x, V))
+        return back_project(self.x, w) + self.lam * V
 
     def deflated_hvp(self, v: torch.Tensor) -> torch.Tensor:
         """H' v for a flat vector v (H' = H for r = 1)."""
@@ -316,14 +270,6 @@ def _gauge_basis(Q: torch.Tensor) -> torch.Tensor:
         return Q.new_zeros(d * r, 0)
     U, sv, _ = torch.linalg.svd(torch.stack(dirs, dim=1), full_matrices=False)
     return U[:, sv > 1e-10 * sv.max()]
-
-
-def _sample_loss(h: torch.Tensor, gram: torch.Tensor, cross: torch.Tensor) -> torch.Tensor:
-    """The h-dependent part of one sample's loss |y - S(h) x~|^2/(2d) (THEORY.md §8's g(h)
-    less its constant): tr(S G S^T)/2 - tr(S C^T), G = x~ x~^T/d, C = y x~^T/d, as in
-    `StructuredRisk`."""
-    S = attention_map(h)
-    return 0.5 * (S @ gram * S).sum() - (S * cross).sum()
 
 
 def inverse_block_traces(H: np.ndarray, r: int) -> np.ndarray | None:
@@ -446,7 +392,7 @@ def _probe_seed(data: SeedData, starts, gtol, method, probes, bar) -> list[Lands
         Q = rep.Q
         with torch.no_grad():
             R = float(data.risk(Q)[0])
-        q, m, theta = sim_overlaps(Q, data.teacher, data.directions, cfg.params.sigma)
+        q, m, theta = data.overlaps(Q[0])
         curv = Curvature(data.risk, Q[0])
         hmin = curv.smallest_eigenvalue()
         rng = np.random.default_rng([seed, j])
@@ -456,11 +402,11 @@ def _probe_seed(data: SeedData, starts, gtol, method, probes, bar) -> list[Lands
                 alpha=cfg.alpha,
                 c=c,
                 seed=seed,
-                theta=scalar_or_list(theta[0]),
-                m=scalar_or_list(m[0]),
-                q=scalar_or_list(q[0]),
+                theta=_matrix_or_number(theta),
+                m=_matrix_or_number(m),
+                q=_matrix_or_number(q),
                 train_loss=R / cfg.d,
-                test_error=data.test_error(Q),
+                test_error=data.test_error(Q[0]),
                 grad_norm=rep.grad_rms[0],
                 converged=rep.converged[0],
                 steps=rep.steps[0],

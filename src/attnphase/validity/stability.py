@@ -106,9 +106,10 @@ def channel_stability(
     import torch
 
     from ..gamp.equations import output_jacobian_blocks
-    from ..ops import loss_derivatives
+    from ..ops.array import target
+    from ..ops.tensor import loss_derivatives
     from ..prox import global_prox, prox_jacobian
-    from ..theory.qmc.channel import target_matrix
+    from ..prox.batched import block_metric, moreau_objective
 
     C = np.asarray(p.encodings, dtype=float)
     A = np.asarray(p.A, dtype=float)
@@ -116,7 +117,7 @@ def channel_stability(
     L, r = channel.L, channel.r
     w, hstar = channel.fields(o, C, p.sigma)
     h_best = channel.resolvent(o, C=C, sigma=p.sigma, omega=p.omega, A=A)
-    T = target_matrix(hstar, p.omega, A)
+    T = target(hstar, p.omega, A)
     cst = 0.5 * s2 * (T * T).sum((-1, -2))
     Vinv = np.linalg.inv(o.V)
     t = torch.from_numpy
@@ -136,10 +137,10 @@ def channel_stability(
 
     _, _, Hg = loss_derivatives(h_loc, K, rep(s2 * T), rep(cst))
     assert Hg is not None  # the Hessian is computed by default
-    metric = torch.kron(torch.eye(L, dtype=Hg.dtype), t(Vinv))
+    metric = block_metric(t(Vinv), L)
     positive = torch.linalg.eigvalsh(Hg + metric)[:, 0].reshape(N, S) > 0
     is_min = (stat & positive).numpy()
-    f_best = _objective(h_best, w, Vinv, s2 * np.eye(L), s2 * T, cst)
+    f_best = moreau_objective(*map(t, (h_best, w, Vinv, s2 * np.eye(L), s2 * T, cst))).numpy()
     dist = jump_distances(
         h_best,
         f_best,
@@ -154,15 +155,6 @@ def channel_stability(
         float(np.mean(dist < JUMP_RADIUS)),
         vhat_smooth,
     )
-
-
-def _objective(h, w, Vinv, K, Cm, c) -> np.ndarray:
-    import torch
-
-    from ..prox import moreau_objective
-
-    t = torch.from_numpy
-    return moreau_objective(t(h), t(w), t(Vinv), t(K), t(Cm), t(c)).numpy()
 
 
 def stability(

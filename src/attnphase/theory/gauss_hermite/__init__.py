@@ -1,1 +1,2 @@
-"""The exact L=2 engine: closed-form 2x2 softmax, Gauss-Hermite channel, global prox."""
+"""The exact L=2 engine: the Gauss-Hermite channel on the closed forms of `attnphase.ops.softmax2`
+and the 2x2 prox of `attnphase.prox.closed_form`."""

@@ -19,9 +19,9 @@ from numba import prange
 
 from ..._core.jit import njit_cached
 from ..._core.quadrature import gauss_hermite
+from ...ops.softmax2 import reduced_loss, softmax_diag, target_centres
+from ...prox.closed_form import GTOL, MAX_NEWTON, node_prox
 from ..overlaps import Hats, Overlaps
-from .prox import global_prox
-from .softmax2 import reduced_loss, softmax_diag, target_centres
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,8 @@ def _moments_kernel(
             hs1 = theta / sq * x1 + v * y1
             hs2 = theta / sq * x2 + v * y2
             c1, c2 = target_centres(hs1, hs2, omega, a11, a12, a21, a22)
-            h1, h2, env = global_prox(
-                w1, w2, V, c1, c2, sigma2, warm[k, j, 0], warm[k, j, 1], use_warm
+            h1, h2, env = node_prox(
+                w1, w2, V, c1, c2, sigma2, warm[k, j, 0], warm[k, j, 1], use_warm, GTOL, MAX_NEWTON
             )
             warm[k, j, 0] = h1
             warm[k, j, 1] = h2

@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm, qmc
 
-from ...params import TIED, Mixture, Untied, Variant
+from ...ops.array import attention, target
+from ...params import TIED, Mixture, Untied, Variant, key_start_of
+from ...prox import PROBE, global_prox
 from ..overlaps import MatrixMoments, MatrixOverlaps, sym_sqrt, teacher_covariance
 from .mixture import label_law, mixture_encodings
-
-PROBE = 64  # coarse-search points of the prox (THEORY.md §8.1; tests/test_globalprox.py)
 
 
 def gaussian_points(n: int, dim: int, seed: int) -> np.ndarray:
@@ -28,23 +28,6 @@ def gaussian_points(n: int, dim: int, seed: int) -> np.ndarray:
     u = qmc.Sobol(dim, scramble=True, seed=seed).random(n)
     z = norm.ppf(np.clip(u, 1e-15, 1.0 - 1e-15))
     return np.concatenate([z, -z])
-
-
-def attention(h: np.ndarray, variant: Variant = TIED) -> np.ndarray:
-    """softmax_row(h h^T) for fields h of shape (n, L, r); `Untied()`: softmax_row(h_Q h_K^T)
-    for h = (h_Q, h_K) along the last axis (docs/theory-untied.md)."""
-    if isinstance(variant, Untied):
-        half = h.shape[-1] // 2
-        z = h[..., :half] @ np.swapaxes(h[..., half:], -1, -2)
-    else:
-        z = h @ np.swapaxes(h, -1, -2)
-    z = np.exp(z - z.max(-1, keepdims=True))
-    return z / z.sum(-1, keepdims=True)
-
-
-def target_matrix(hstar: np.ndarray, omega: float, A: np.ndarray) -> np.ndarray:
-    """T(h*) = (1 - omega) softmax_row(h* h*^T) + omega A for h* of shape (n, L, t)."""
-    return (1.0 - omega) * attention(hstar) + omega * A
 
 
 class QMCChannel:
@@ -143,12 +126,10 @@ class QMCChannel:
         """All expectations of §7.2-§7.4 at the overlaps o (averages over the points)."""
         import torch  # the prox takes tensors; loaded on first use, not with attnphase
 
-        from ...prox import global_prox
-
         s2 = sigma**2
         enc = self.encodings(C)
         w, hstar = self.fields(o, enc, sigma)
-        T = target_matrix(hstar, omega, A)
+        T = target(hstar, omega, A)
         cst = 0.5 * s2 * (T * T).sum((-1, -2))
         L = self.L
         Vinv = np.linalg.inv(o.V)
@@ -171,13 +152,14 @@ class QMCChannel:
         gamma_isqrt = sym_sqrt(teacher_covariance(o, rho), -0.5)
         score = self.xi @ sym_sqrt(o.q, -0.5) - self.y @ gamma_isqrt @ o.theta @ np.linalg.inv(o.q)
         Mc = env - cst  # a function of h* alone integrates to zero against the score
-        wt, u = self.weights, self.variant  # the points' weights (label law / points)
+        wt = self.weights  # the points' weights (label law / points)
+        key = key_start_of(self.variant, self.r)
         return MatrixMoments(
             ff=np.einsum("n,nlr,nls->rs", wt, f, f),
             Ma=np.einsum("n,nlk,nlr->kr", wt * Mc, enc, score),
             yf=np.einsum("n,nlt,nlr->tr", wt, self.y, f),
             fxi=np.einsum("n,nlr,nls->rs", wt, f, self.xi),
             M=float(wt @ env),
-            ell_prox=float(0.5 * s2 * wt @ ((attention(h, u) - T) ** 2).sum((-1, -2))),
-            ell_free=float(0.5 * s2 * wt @ ((attention(w, u) - T) ** 2).sum((-1, -2))),
+            ell_prox=float(0.5 * s2 * wt @ ((attention(h, key) - T) ** 2).sum((-1, -2))),
+            ell_free=float(0.5 * s2 * wt @ ((attention(w, key) - T) ** 2).sum((-1, -2))),
         )

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ops.array import attention, target
 from ...params import check_int
 from ..overlaps import MatrixOverlaps, sym_sqrt, teacher_covariance
 from ..result import TheoryResult
-from .channel import QMCChannel, attention, target_matrix
+from .channel import QMCChannel
 
 
 def positional_output_correction(
@@ -51,7 +52,7 @@ def positional_output_correction(
     resid = s2 * np.eye(p.K) - a.T @ a - b.T @ b
     eps = np.random.default_rng(seed).standard_normal((w.shape[0], p.L, p.K))
     z = ch.xi @ a + ch.y @ b + eps @ np.linalg.cholesky(resid).T
-    T = target_matrix(hstar, p.omega, A)
+    T = target(hstar, p.omega, A)
     h_hat = ch.resolvent(o, C=C, sigma=p.sigma, omega=p.omega, A=A)
 
     def term(S: np.ndarray) -> float:

@@ -1,0 +1,21 @@
+"""The operations of `attnphase.ops` in numpy (THEORY.md §7.1): attention and target for
+batches of fields (..., L, r), as the QMC channel evaluates them at its points."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def attention(h: np.ndarray, key_start: int = 0) -> np.ndarray:
+    """S(h) = softmax_row(Z), Z = h h^T when tied (key_start 0), h_Q h_K^T otherwise."""
+    if key_start == 0:
+        z = h @ np.swapaxes(h, -1, -2)
+    else:
+        z = h[..., :key_start] @ np.swapaxes(h[..., key_start:], -1, -2)
+    z = np.exp(z - z.max(-1, keepdims=True))
+    return z / z.sum(-1, keepdims=True)
+
+
+def target(hstar: np.ndarray, omega: float, A: np.ndarray) -> np.ndarray:
+    """T(h*) = (1 - omega) softmax_row(h* h*^T) + omega A (eq. 1/16), h* of shape (..., L, t)."""
+    return (1.0 - omega) * attention(hstar) + omega * A

@@ -1,0 +1,153 @@
+"""The operations of `attnphase.ops` in numba (THEORY.md §8): one sample at a time, into
+buffers the caller owns, for the CPU prox kernel.
+
+Every function takes `key_start` (`attnphase.params.key_start_of`): 0 for tied fields, Z = h h^T;
+for untied fields h = (h_Q, h_K) of width 2 r_Q it is r_Q and Z = h_Q h_K^T.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._core.jit import njit_cached
+
+
+@njit_cached()
+def attention(h, S, key_start):
+    """S = softmax_row(Z) into S (L x L): Z_ik = sum_a h_ia h_k(a + key_start) over the
+    R - key_start query columns a (R the width of h)."""
+    L, R = h.shape
+    r = R - key_start
+    off = key_start
+    for i in range(L):
+        zmax = -np.inf
+        for k in range(L):
+            z = 0.0
+            for a in range(r):
+                z += h[i, a] * h[k, a + off]
+            S[i, k] = z
+            zmax = max(zmax, z)
+        tot = 0.0
+        for k in range(L):
+            S[i, k] = math.exp(S[i, k] - zmax)
+            tot += S[i, k]
+        for k in range(L):
+            S[i, k] /= tot
+
+
+@njit_cached()
+def add_row_loss(g, S, K, Cm, i):
+    """g + phi_i(s_i), phi_i(s) = -Cm_i.s + s K s/2 the share of row i of S in g (§8), added
+    term by term (a caller that adds its own terms row by row keeps one summation order)."""
+    L = S.shape[0]
+    for k in range(L):
+        g -= S[i, k] * Cm[i, k]
+        sk = 0.0
+        for j in range(L):
+            sk += S[i, j] * K[j, k]
+        g += 0.5 * sk * S[i, k]
+    return g
+
+
+@njit_cached()
+def loss(h, K, Cm, c, S, key_start):
+    """g(h) = c - tr(S Cm^T) + 1/2 tr(S K S^T) (§8); S is scratch (L x L)."""
+    attention(h, S, key_start)
+    g = c
+    for i in range(h.shape[0]):
+        g = add_row_loss(g, S, K, Cm, i)
+    return g
+
+
+@njit_cached()
+def loss_derivatives(h, K, Cm, S, P, grad, H, key_start):
+    """Gradient (L*r) and Hessian (L*r x L*r) of g at h into grad and H, row-major flattening of
+    h; S and P (L x L) receive S(h) and P = dg/dZ. Tied (key_start = 0):
+    dZ_ik/dh_ac = delta_ia h_kc + delta_ka h_ic and the curvature of Z adds delta_cd (P + P^T)_ab;
+    untied (columns c < key_start query, the others key, c' = c + key_start):
+    dZ_ik/dh_ac = delta_ia h_kc' and dZ_ik/dh_ac' = delta_ka h_ic, curvature P_ab at (ac, bc')
+    and P_ba at (ac', bc)."""
+    L, r = h.shape
+    n = L * r
+    attention(h, S, key_start)
+    for i in range(L):
+        ubar = 0.0
+        for k in range(L):
+            u = -Cm[i, k]
+            for j in range(L):
+                u += S[i, j] * K[j, k]
+            P[i, k] = u
+            ubar += S[i, k] * u
+        for k in range(L):
+            P[i, k] = S[i, k] * (P[i, k] - ubar)
+    for a in range(L):
+        for cc in range(r):
+            g = 0.0
+            for k in range(L):
+                if key_start == 0:
+                    g += (P[a, k] + P[k, a]) * h[k, cc]
+                elif cc < key_start:
+                    g += P[a, k] * h[k, cc + key_start]
+                else:
+                    g += P[k, a] * h[k, cc - key_start]
+            grad[a * r + cc] = g
+    for x in range(n):
+        for y in range(n):
+            H[x, y] = 0.0
+    J = np.empty((L, L))
+    Hz = np.empty((L, L))
+    E = np.empty((L, n))
+    G = np.empty((L, n))
+    for i in range(L):
+        for k in range(L):
+            for j in range(L):
+                J[k, j] = (S[i, k] if k == j else 0.0) - S[i, k] * S[i, j]
+        for k in range(L):
+            for j in range(L):
+                v = 0.0
+                for p in range(L):
+                    for s in range(L):
+                        v += J[k, p] * K[p, s] * J[s, j]
+                v -= S[i, k] * P[i, j] + P[i, k] * S[i, j]
+                if k == j:
+                    v += P[i, k]
+                Hz[k, j] = v
+        for k in range(L):
+            for a in range(L):
+                for cc in range(r):
+                    v = 0.0
+                    if key_start == 0:
+                        if a == i:
+                            v += h[k, cc]
+                        if a == k:
+                            v += h[i, cc]
+                    elif cc < key_start:
+                        if a == i:
+                            v += h[k, cc + key_start]
+                    elif a == k:
+                        v += h[i, cc - key_start]
+                    E[k, a * r + cc] = v
+        for k in range(L):
+            for y in range(n):
+                v = 0.0
+                for j in range(L):
+                    v += Hz[k, j] * E[j, y]
+                G[k, y] = v
+        for x in range(n):
+            for y in range(n):
+                v = 0.0
+                for k in range(L):
+                    v += E[k, x] * G[k, y]
+                H[x, y] += v
+    for a in range(L):
+        for b in range(L):
+            if key_start > 0:
+                for cc in range(key_start):
+                    H[a * r + cc, b * r + cc + key_start] += P[a, b]
+                    H[a * r + cc + key_start, b * r + cc] += P[b, a]
+            else:
+                pab = P[a, b] + P[b, a]
+                for cc in range(r):
+                    H[a * r + cc, b * r + cc] += pab

@@ -1,0 +1,170 @@
+"""The torch backend of `attnphase.prox`: batched over samples, on any device (CUDA's).
+
+The algorithm of `attnphase.prox.algorithm` with the loss and derivatives of
+`attnphase.ops.tensor`; all problems and starts advance together, each leaving the active set
+when its run ends. Also the implicit derivative of the minimiser, for every backend.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..ops.tensor import loss, loss_derivatives
+from .algorithm import ARMIJO, BACKTRACKS, FLOOR, NEWTON_ZONE, XTOL, ProxResult, ball_points
+
+
+def block_metric(Vinv: torch.Tensor, L: int) -> torch.Tensor:
+    """I_L (x) V^{-1}: the Hessian of the quadratic term of F in the row-major flattening."""
+    # contiguous: torch.kron fails on the transposed layout torch.linalg.inv returns for r >= 2
+    return torch.kron(torch.eye(L, dtype=Vinv.dtype, device=Vinv.device), Vinv.contiguous())
+
+
+def moreau_objective(h, w, Vinv, K, Cm, c, key_start: int = 0) -> torch.Tensor:
+    """F(h) = 1/2 tr((h - w) V^{-1} (h - w)^T) + g(h) (§7.1), shape (...)."""
+    d = h - w
+    return 0.5 * ((d @ Vinv) * d).sum((-1, -2)) + loss(h, K, Cm, c, key_start)
+
+
+def newton(
+    h: torch.Tensor,
+    w: torch.Tensor,
+    Vinv: torch.Tensor,
+    K: torch.Tensor,
+    Cm: torch.Tensor,
+    c: torch.Tensor,
+    *,
+    gtol: float = 1e-10,
+    max_iter: int = 100,
+    key_start: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Local minimisers of F from the starts h (N, L, r); returns (h, F, stationary).
+
+    K, Cm (N, L, L) and c (N,) are per problem; Vinv (r, r) is shared.
+
+    Problems leave the active set when their gradient is below gtol (max-abs), their step
+    vanishes, or no backtracking step decreases F.
+    """
+    N, L, r = h.shape
+    h = h.clone()
+    metric = block_metric(Vinv, L)
+    floor = FLOOR * torch.linalg.eigvalsh(Vinv)[0]
+    fval = moreau_objective(h, w, Vinv, K, Cm, c, key_start)
+    stationary = torch.zeros(N, dtype=torch.bool, device=h.device)
+    active = torch.arange(N, device=h.device)
+    for _ in range(max_iter):
+        if active.numel() == 0:
+            break
+        ha, wa = h[active], w[active]
+        Ka, Cma, ca = K[active], Cm[active], c[active]
+        _, grad, Hg = loss_derivatives(ha, Ka, Cma, ca, key_start=key_start)
+        grad = (grad + (ha - wa) @ Vinv).reshape(-1, L * r)
+        small = grad.abs().amax(-1) < gtol
+        stationary[active[small]] = True
+        lam, U = torch.linalg.eigh(Hg + metric)
+        step = -(U / lam.abs().clamp_min(floor).unsqueeze(-2)) @ (
+            U.transpose(-1, -2) @ grad.unsqueeze(-1)
+        )
+        step = step.squeeze(-1)
+        size = step.norm(dim=-1)
+        scale = 1.0 + ha.reshape(-1, L * r).norm(dim=-1)
+        done = small | (size < XTOL * scale)
+        slope = (grad * step).sum(-1)
+        pure = (lam[:, 0] > floor) & (size < NEWTON_ZONE * scale)
+        fa = fval[active]
+        cand = ha + step.reshape(-1, L, r)
+        fc = moreau_objective(cand, wa, Vinv, Ka, Cma, ca, key_start)
+        ok = pure | (fc <= fa + ARMIJO * slope)
+        t = torch.ones_like(fa)
+        retry = torch.nonzero(~ok & ~done).squeeze(-1)
+        for _ in range(BACKTRACKS):
+            if retry.numel() == 0:
+                break
+            t[retry] *= 0.5
+            trial = ha[retry] + t[retry, None, None] * step[retry].reshape(-1, L, r)
+            ft = moreau_objective(
+                trial, wa[retry], Vinv, Ka[retry], Cma[retry], ca[retry], key_start
+            )
+            good = ft <= fa[retry] + ARMIJO * t[retry] * slope[retry]
+            cand[retry[good]] = trial[good]
+            fc[retry[good]] = ft[good]
+            ok[retry[good]] = True
+            retry = retry[~good]
+        move = ok & ~done
+        h[active[move]] = cand[move]
+        fval[active[move]] = fc[move]
+        active = active[move]
+    return h, fval, stationary
+
+
+def probe_starts(w, Vinv, K, Cm, c, n: int, n_best: int, key_start: int = 0) -> torch.Tensor:
+    """The n_best lowest of F at w + R ball_points(n), R^2 = 2 lambda_max(V) g(w); (N, k, L, r)."""
+    N, L, r = w.shape
+    ball = torch.as_tensor(ball_points(n, L, r), dtype=w.dtype, device=w.device)
+    c = torch.as_tensor(c, dtype=w.dtype, device=w.device)
+    g0 = loss(w, K, Cm, c, key_start).clamp_min(0.0)
+    radius = (2.0 / torch.linalg.eigvalsh(Vinv)[0] * g0).sqrt()
+    pts = w.unsqueeze(1) + radius[:, None, None, None] * ball
+    cc = c.unsqueeze(-1) if c.dim() else c
+    fp = moreau_objective(
+        pts, w.unsqueeze(1), Vinv, K.unsqueeze(-3), Cm.unsqueeze(-3), cc, key_start
+    )
+    idx = fp.topk(min(n_best, n), dim=1, largest=False).indices
+    return pts[torch.arange(N, device=w.device)[:, None], idx]
+
+
+def global_prox_torch(
+    w: torch.Tensor,
+    Vinv: torch.Tensor,
+    K: torch.Tensor,
+    Cm: torch.Tensor,
+    c: torch.Tensor,
+    starts: torch.Tensor,
+    *,
+    probe: int,
+    n_best: int,
+    gtol: float,
+    max_iter: int,
+    key_start: int,
+) -> ProxResult:
+    """`attnphase.prox.global_prox` in batched torch operations: Newton from `starts`
+    (N, S, L, r) and the probe starts, all at once, lowest F kept."""
+    if probe > 0:
+        extra = probe_starts(w, Vinv, K, Cm, c, probe, n_best, key_start)
+        starts = torch.cat([starts, extra], dim=1)
+    N, S, L, r = starts.shape
+    K, Cm, c = (
+        torch.broadcast_to(x, shape).repeat_interleave(S, dim=0)
+        for x, shape in ((K, (N, L, L)), (Cm, (N, L, L)), (c, (N,)))
+    )
+    h, fval, stat = newton(
+        starts.reshape(N * S, L, r),
+        w.repeat_interleave(S, dim=0),
+        Vinv,
+        K,
+        Cm,
+        c,
+        gtol=gtol,
+        max_iter=max_iter,
+        key_start=key_start,
+    )
+    fval = fval.reshape(N, S)
+    best = fval.argmin(-1)
+    pick = torch.arange(N, device=w.device) * S + best
+    return ProxResult(h[pick], fval[torch.arange(N), best], best, stat[pick])
+
+
+def prox_jacobian(
+    h: torch.Tensor,
+    Vinv: torch.Tensor,
+    K: torch.Tensor,
+    Cm: torch.Tensor,
+    c: torch.Tensor,
+    key_start: int = 0,
+) -> torch.Tensor:
+    """dh_hat/dw at minimisers h (N, L, r) by the implicit-function theorem: (B + H)^{-1} B,
+    B = I_L (x) V^{-1}, H the Hessian of g; shape (N, L r, L r)."""
+    L = h.shape[-2]
+    _, _, Hg = loss_derivatives(h, K, Cm, c, key_start=key_start)
+    assert Hg is not None  # the Hessian is computed by default
+    metric = block_metric(Vinv, L)
+    return torch.linalg.solve(Hg + metric, metric.expand_as(Hg))

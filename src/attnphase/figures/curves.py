@@ -33,9 +33,11 @@ def parameters_text(df: pd.DataFrame, keys=("omega", "sigma", "lam")) -> str:
         a = [first[k] for k in ("a11", "a12", "a21", "a22")]
         parts.append(f"A = [[{a[0]:g}, {a[1]:g}], [{a[2]:g}, {a[3]:g}]]")
     elif "A" in df:  # sweep tables keep A as given, a nested list (or its JSON)
-        a = first["A"]
-        a = np.asarray(json.loads(a) if isinstance(a, str) else a, dtype=float)
-        rows = ", ".join("[" + ", ".join(f"{v:g}" for v in row) + "]" for row in np.atleast_2d(a))
+        given = first["A"]
+        matrix = np.asarray(json.loads(given) if isinstance(given, str) else given, dtype=float)
+        rows = ", ".join(
+            "[" + ", ".join(f"{v:g}" for v in row) + "]" for row in np.atleast_2d(matrix)
+        )
         parts.append(f"A = [{rows}]")
     if {"n_xi", "n_y"} <= set(df):
         parts.append(f"quadrature order ({int(first['n_xi'])}, {int(first['n_y'])})")

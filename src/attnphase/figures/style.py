@@ -6,9 +6,13 @@ neither pyplot nor a backend switch: importing attnphase never changes the calle
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 
@@ -74,9 +78,9 @@ def _legend_rank(label: str) -> tuple[int, int]:
     return group, branch
 
 
-def legend_below(fig: Figure, axes) -> None:
+def legend_below(fig: Figure, axes: Iterable[Axes]) -> None:
     """One legend for all panels, below them (never over the data), in at most two rows."""
-    seen: dict[str, object] = {}
+    seen: dict[str, Artist] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, handle)
@@ -98,6 +102,10 @@ def save(fig: Figure, path: str | Path) -> None:
     """`path` (its suffix names the format; PNG at 150 dpi) and a PDF twin, each written
     atomically (`attnphase.io.atomic_output`)."""
     path = Path(path)
-    for target, options in ((path, {"dpi": 150}), (path.with_suffix(".pdf"), {})):
+    formats: list[tuple[Path, dict[str, Any]]] = [
+        (path, {"dpi": 150}),
+        (path.with_suffix(".pdf"), {}),
+    ]
+    for target, options in formats:
         with atomic_output(target) as tmp:
             fig.savefig(tmp, format=target.suffix.lstrip(".").lower(), **options)

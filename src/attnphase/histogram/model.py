@@ -51,6 +51,24 @@ def _uniform(shape: Sequence[int], fan_in: int, gen: torch.Generator) -> torch.T
 class StackedTransformer(nn.Module):
     """R independent histogram transformers; `modes[r]` and `seeds[r]` define run r."""
 
+    # registered in __init__ (register_buffer / register_parameter), declared here for the
+    # type checker: nn.Module.__getattr__ would otherwise type them as `Tensor | Module`
+    modes: tuple[str, ...]
+    tok_mask: torch.Tensor  # buffers, [R, 1, D], [R, 1, D], [R, D, 1]
+    pos_mask: torch.Tensor
+    qk_mask: torch.Tensor
+    tok: nn.Parameter  # parameters, each with a leading run axis R
+    pos: nn.Parameter
+    wq: nn.Parameter
+    wk: nn.Parameter
+    wv: nn.Parameter
+    ln_w: nn.Parameter
+    ln_b: nn.Parameter
+    w1: nn.Parameter
+    b1: nn.Parameter
+    w2: nn.Parameter
+    b2: nn.Parameter
+
     def __init__(
         self,
         modes: Sequence[str],
@@ -81,7 +99,9 @@ class StackedTransformer(nn.Module):
             self.wk.mul_(self.qk_mask)
 
     @staticmethod
-    def _init_run(seed, width, hidden, vocab, seq_len, n_classes) -> dict[str, torch.Tensor]:
+    def _init_run(
+        seed: int, width: int, hidden: int, vocab: int, seq_len: int, n_classes: int
+    ) -> dict[str, torch.Tensor]:
         g = torch.Generator().manual_seed(seed)
         return {
             "tok": torch.randn(vocab, width, generator=g),

@@ -16,10 +16,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-import attnphase.sim.outcomes as outcomes_module
 import attnphase.sweep
+import attnphase.validity.outcomes as outcomes_module
 from attnphase.cli import app
-from attnphase.sim.outcomes import (
+from attnphase.sweep import SweepSpec
+from attnphase.validity.outcomes import (
     LOSS_RTOL,
     OVERLAP_ATOL,
     classify,
@@ -27,7 +28,6 @@ from attnphase.sim.outcomes import (
     outcomes,
     summarise,
 )
-from attnphase.sweep import SweepSpec
 
 runner = CliRunner()
 SIGMA = 0.5
@@ -258,12 +258,12 @@ def test_tiny_study_end_to_end_resumes_from_the_store(tmp_path):
 def rejected(tmp_path, monkeypatch):
     """Run the CLI in an empty directory holding a file FILE, with the computation replaced by
     a failure; check exit 2, one line naming the option, nothing written."""
-    import attnphase.sim.outcomes
+    import attnphase.validity.outcomes
 
     def computed(*args, **kwargs):
         raise AssertionError("computation started before the input was rejected")
 
-    monkeypatch.setattr(attnphase.sim.outcomes, "outcomes", computed)
+    monkeypatch.setattr(attnphase.validity.outcomes, "outcomes", computed)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "FILE").write_text("not a results store\n" * 40)
 

@@ -1,4 +1,5 @@
-"""Worker processes that die with their parent, even when it is killed by SIGKILL.
+"""Worker processes that die with their parent, even when it is killed by SIGKILL, and the one
+pool of them (`worker_pool`) that the sweep backends and the simulation grid use.
 
 On Linux the kernel sends the worker SIGKILL when its parent dies (prctl(PR_SET_PDEATHSIG));
 on any system a daemon thread exits the worker once its parent is gone. A parent that died
@@ -9,11 +10,13 @@ caught by the check right after prctl.
 from __future__ import annotations
 
 import ctypes
+import multiprocessing as mp
 import os
 import signal
 import sys
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 _PR_SET_PDEATHSIG = 1
 POLL_SECONDS = 0.5
@@ -33,3 +36,22 @@ def die_with_parent(parent_pid: int) -> None:
     if os.getppid() != parent_pid:
         os._exit(1)
     threading.Thread(target=_exit_when_orphaned, args=(parent_pid,), daemon=True).start()
+
+
+def _start_worker(parent_pid: int, threads: int | None) -> None:
+    die_with_parent(parent_pid)
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def worker_pool(workers: int, threads: int | None = None) -> ProcessPoolExecutor:
+    """`workers` spawned processes that die with this one; with `threads`, each sets its torch
+    thread count once at start-up (None: torch is not imported there)."""
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=mp.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(os.getpid(), threads),
+    )

@@ -75,8 +75,8 @@ def outcomes(
     semantic and positional starts with L-BFGS; classify each end point as semantic, positional
     or other (by its loss and overlaps against the informed runs) and print one row per alpha
     (App. E.4). Progress on stderr."""
-    from ..sim.outcomes import outcome_specs
     from ..sweep import SweepError, check_store
+    from ..validity.outcomes import outcome_specs
 
     try:
         alphas = parse_alphas(alpha)
@@ -106,7 +106,7 @@ def outcomes(
                 raise UsageError(f"--store: {err}") from None
     except UsageError as err:
         _fail(err)
-    from ..sim.outcomes import outcomes as run_outcomes
+    from ..validity.outcomes import outcomes as run_outcomes
 
     backend = "process" if workers > 1 else "serial"
     try:

@@ -1,23 +1,20 @@
-"""A grid of simulation configurations, each run for the same seeds, serially or in a pool of
-worker processes.
+"""A grid of simulation configurations, each run for the same seeds, serially or in the package's
+pool of worker processes (`attnphase._core.orphans.worker_pool`, also the sweeps' local backend).
 
 Thread counts are set only where the work runs: each worker process sets its own torch thread count
 once at start-up, and the serial path sets it for the duration of the call and restores the caller's
 count afterwards. Workers exit on their own when the process that started them dies (even by
-SIGKILL; `attnphase._core.orphans`), so an interrupted grid never leaves idle processes behind.
+SIGKILL), so an interrupted grid never leaves idle processes behind.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 
 import torch
 
-from .._core.orphans import die_with_parent
+from .._core.orphans import worker_pool
 from ..params import check_int
 from .run import SimConfig, SimResult, simulate
 
@@ -31,12 +28,6 @@ def torch_threads(n: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(previous)
-
-
-def _worker_init(threads: int, parent: int) -> None:
-    """Start-up of a worker process: die with the parent, then its own thread count."""
-    die_with_parent(parent)
-    torch.set_num_threads(threads)
 
 
 def _run_one(job: tuple[SimConfig, list[int]]) -> list[SimResult]:
@@ -81,12 +72,7 @@ def run_grid(
                     results += _run_one(job)
                     bar.update()
             return results
-        pool = ProcessPoolExecutor(
-            min(workers, len(jobs)),
-            mp_context=mp.get_context("spawn"),
-            initializer=_worker_init,
-            initargs=(threads, os.getpid()),
-        )
+        pool = worker_pool(min(workers, len(jobs)), threads)
         try:
             for res in pool.map(_run_one, jobs):
                 results += res

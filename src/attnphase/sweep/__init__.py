@@ -1,20 +1,24 @@
 """Declarative, resumable sweeps of theory points or simulation runs that never compute a point
-twice and never lose a finished one.
+twice and never lose a finished one, and the one runner behind every resumable computation.
 
 A sweep is a Cartesian grid over a fixed base (`SweepSpec(kind, grid, base)`); every point is
 completed with the defaults, canonicalised and validated before anything is computed or written
-(`spec`). Its run id is the sha256 of the canonical point. Finished points go to an SQLite store
-(`store`), one transaction per point, with a lease per point being computed and a table of
-attempts: a sweep killed at any moment (even by SIGKILL) keeps every finished point and its
-rerun computes only what is missing; concurrent runs on one store share the grid; failed points
-are retried by a rerun (`retry=False` keeps them). Backends (`backends`): "serial" (the caller's
-process), "process" (local workers that die with their parent, the default) and "dask" (an
-existing scheduler or a LocalCluster); the point function is the same on all of them.
+(`spec`). Its run id is the sha256 of the canonical point (`runner.point_id`, the run id of
+every kind). Finished points go to an SQLite store (`store`), one transaction per point, with a
+lease per point being computed and a table of attempts. The runner (`runner.run_points`, and
+`runner.compute_once` for one point computed in the caller's process) claims, computes and
+stores the points of sweeps, transition lines and the trust map: a run killed at any moment
+(even by SIGKILL) keeps every finished point and its rerun computes only what is missing;
+concurrent runs on one store share the points; failed points are retried by a rerun
+(`retry=False` keeps them). Backends (`backends`): "serial" (the caller's process), "process"
+(local workers that die with their parent, the default of sweeps) and "dask" (an existing
+scheduler or a LocalCluster); the point function is the same on all of them.
 """
 
 from .backends import BACKENDS, SchedulerError, check_scheduler
 from .points import evaluate, run_point
-from .run import SweepSummary, check_export, run_sweep, write_table
+from .run import check_export, run_sweep, write_table
+from .runner import Session, SweepSummary, compute_once, point_id, run_points
 from .spec import (
     KINDS,
     PARAMETERS,
@@ -33,6 +37,7 @@ __all__ = [
     "PARAMETERS",
     "ResultStore",
     "SchedulerError",
+    "Session",
     "StoreError",
     "SweepError",
     "SweepSpec",
@@ -41,12 +46,15 @@ __all__ = [
     "check_export",
     "check_scheduler",
     "check_store",
+    "compute_once",
     "defaults",
     "evaluate",
     "parse_grid",
     "parse_set",
+    "point_id",
     "run_id",
     "run_point",
+    "run_points",
     "run_sweep",
     "write_table",
 ]

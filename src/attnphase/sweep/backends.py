@@ -1,25 +1,23 @@
 """Where points are computed: in the caller's process, in local worker processes, or on Dask.
 
 All three run the same point function; they differ only in where. Workers die with their
-parent: local workers through `attnphase._core.orphans` (the kernel's PR_SET_PDEATHSIG on Linux and
-a watchdog thread); Dask's own worker processes (LocalCluster) exit when the pipe to their
-parent closes (`distributed.process.AsyncProcess`), measured to happen within 0.5 s of a
-SIGKILL of the parent.
+parent: local workers are the package's one pool (`attnphase._core.orphans.worker_pool`: the
+kernel's PR_SET_PDEATHSIG on Linux and a watchdog thread); Dask's own worker processes
+(LocalCluster) exit when the pipe to their parent closes (`distributed.process.AsyncProcess`),
+measured to happen within 0.5 s of a SIGKILL of the parent.
 Only workers limit torch to one thread (several share the cores); the serial backend leaves the
 caller's process as it was.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import socket
 import struct
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
 
-from .._core.orphans import die_with_parent
+from .._core.orphans import worker_pool
 from .points import PointFunction, run_point
 from .store import SweepError
 
@@ -79,22 +77,14 @@ class ProcessBackend:
         self.capacity = workers
         self._pool: ProcessPoolExecutor | None = None
 
-    def _start(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            self.capacity,
-            mp_context=mp.get_context("spawn"),
-            initializer=die_with_parent,
-            initargs=(os.getpid(),),
-        )
-
     def submit(self, fn: PointFunction, kind: str, params: dict) -> Future:
         if self._pool is None:
-            self._pool = self._start()
+            self._pool = worker_pool(self.capacity)
         try:
             return self._pool.submit(run_in_worker, fn, kind, params)
         except BrokenProcessPool:
             self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = self._start()
+            self._pool = worker_pool(self.capacity)
             return self._pool.submit(run_in_worker, fn, kind, params)
 
     def wait(self, handles, timeout: float | None) -> set:

@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import inspect
 import itertools
-import json
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -47,6 +45,7 @@ from ..params import (
     variant_of,
 )
 from ..theory.method import QMC
+from .runner import point_id
 
 if TYPE_CHECKING:
     from ..sim import SimConfig
@@ -440,14 +439,10 @@ def canonical_point(kind: str, params: dict) -> dict:
 
 
 def point_hash(kind: str, point: dict) -> str:
-    """sha256 of the canonical JSON of (kind, point): the run id of a stored point (switched-off
-    simulation extensions left out)."""
-    off = _HASHED_WHEN_ON.get(kind, {})
-    point = {k: v for k, v in point.items() if k not in off or v != off[k]}
-    text = json.dumps(
-        {"kind": kind, "params": point}, sort_keys=True, separators=(",", ":"), allow_nan=False
-    )
-    return hashlib.sha256(text.encode()).hexdigest()
+    """The run id (`runner.point_id`) of a canonical point, its switched-off extensions and
+    default QMC fields left out."""
+    off = _HASHED_WHEN_ON[kind]
+    return point_id(kind, {k: v for k, v in point.items() if k not in off or v != off[k]})
 
 
 def run_id(kind: str, params: dict) -> str:

@@ -9,26 +9,27 @@ values: two independent segments per line and replica, which the sweep backends 
 processes or on Dask. A row holds the replica's point (Gauss-Hermite) or the mean over
 scramblings with its standard error (QMC, `scrambling_lines.combine`). Every scan and every line
 point is a point of the store (kinds "transition_scan" and "transition_line", ids from their
-parameters), claimed before it is computed and committed when done: a killed run resumes from
-the last stored point of each segment, and two runs on one store compute each point once (a
-point another live run holds is waited for).
+parameters) computed through the sweeps' runner (`sweep.runner.compute_once`: claimed before it
+is computed and committed when done), the segments are the runner's points without a store: a
+killed run resumes from the last stored point of each segment, and two runs on one store compute
+each point once (a point another live run holds is waited for).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..params import ModelParams
-from ..sweep.backends import check_backend, open_backend
-from ..sweep.spec import point_hash
-from ..sweep.store import BUSY, DONE, Heartbeat, Owner, ResultStore, StoreError, check_store
+from ..sweep.backends import check_backend
+from ..sweep.runner import Session, compute_once, point_id, run_points
+from ..sweep.store import ResultStore, StoreError, check_store
 from ..theory import QMC, GaussHermite, Method
 from ..theory.method import EXACT, check_order
 from .continuation import LinePoint, point_columns
@@ -45,8 +46,8 @@ from .paths import LINES, parameter_path
 from .scrambling_lines import combine
 
 SCAN_KIND, LINE_KIND = "transition_scan", "transition_line"
+SEGMENT_KIND = "transition_segment"  # a task of the backends, not stored
 LEASE_SECONDS = 300.0  # a scan or a first fold can take minutes; renewed every 100 s
-POLL_SECONDS = 1.0
 
 
 def _model_dict(p: ModelParams) -> dict:
@@ -113,11 +114,14 @@ class LineSetup:
             method = QMC(d.pop("points"), d.pop("randomisations"), d.pop("seed"))
         return cls(**d, method=method)
 
-    def scan_id(self, s: float) -> str:
-        return point_hash(SCAN_KIND, {**self.key(), "value": float(s)})
+    def scan_params(self, s: float) -> dict:
+        return {**self.key(), "value": float(s)}
+
+    def point_params(self, name: str, s: float) -> dict:
+        return {**self.key(), "line": name, "value": float(s)}
 
     def point_id(self, name: str, s: float) -> str:
-        return point_hash(LINE_KIND, {**self.key(), "line": name, "value": float(s)})
+        return point_id(LINE_KIND, self.point_params(name, s))
 
 
 def _point_record(pt: LinePoint) -> dict:
@@ -132,39 +136,17 @@ def _point_record(pt: LinePoint) -> dict:
     }
 
 
+def _step_record(follower, s: float) -> dict:
+    """The follower's point at s, as stored."""
+    return _point_record(follower.step(s))
+
+
 def _point_from(s: float, rec: dict) -> LinePoint:
     z = None if rec["z"] is None else np.array(rec["z"])
     t = math.nan if rec["t"] is None else float(rec["t"])
     states = {b: np.array(x) for b, x in rec["states"].items()}
     alpha, err = (math.nan if v is None else float(v) for v in (rec["alpha"], rec["alpha_err"]))
     return LinePoint(s, alpha, err, states, rec["evaluations"], rec["status"], z, t)
-
-
-def _stored_or_computed(
-    db: ResultStore, owner: Owner, rid: str, kind: str, params: dict, compute: Callable
-):
-    """The stored result of point rid, or compute() stored under it (claimed by `owner`,
-    whose leases a Heartbeat renews, first); a point another live run holds is waited for."""
-    while True:
-        state, attempt = db.claim(rid, owner, retry=True, lease=LEASE_SECONDS)
-        if state == DONE:
-            stored = db.result(rid)
-            assert stored is not None  # DONE: the point is stored
-            status, result, error = stored
-            if status != "ok":
-                raise StoreError(f"{kind} point failed in another run: {error}")
-            return result
-        if state != BUSY:
-            break
-        time.sleep(POLL_SECONDS)
-    assert attempt is not None  # claimed: `claim` gave the new attempt's id
-    try:
-        result = compute()
-    except Exception as err:
-        db.finish(rid, kind, params, attempt, owner, ("error", None, repr(err)))
-        raise
-    db.finish(rid, kind, params, attempt, owner, ("ok", result, None))
-    return result
 
 
 def _start_record(name: str, start: tuple | str):
@@ -192,18 +174,13 @@ def run_segment(kind: str, params: dict) -> dict:
     start = _start_from(name, params["start"]) if params["start"] is not None else None
     window = (setup.alpha_min, setup.alpha_max)
     follower = line_follower(name, setup.lines(), start, window)
-    owner = Owner.current()
-    with ResultStore(params["store"]) as db, Heartbeat(Path(params["store"]), owner, LEASE_SECONDS):
+    with Session(params["store"], LEASE_SECONDS) as session:
         for s in values:
-            rid = setup.point_id(name, s)
-            point_params = {"line": name, "value": s, **setup.key()}
-            rec = _stored_or_computed(
-                db, owner, rid, LINE_KIND, point_params, lambda s=s: _point_record(follower.step(s))
-            )
+            step = functools.partial(_step_record, follower, s)
+            rec = compute_once(session, LINE_KIND, setup.point_params(name, s), step)
             pt = _point_from(s, rec)
             if not follower.history or follower.history[-1][0] != s:
                 follower.resume(pt)
-        db.release(owner)
     return {"points": len(values)}
 
 
@@ -260,59 +237,62 @@ def transition_table(
     setups = [base.on_replica(k) for k in replicas(method)]
     from tqdm.auto import tqdm
 
-    with ResultStore(store) as db:
-        owner = Owner.current()
+    with Session(store, LEASE_SECONDS) as session:
+
+        def scan(setup: LineSetup, s: float) -> dict:
+            rec = compute_once(
+                session,
+                SCAN_KIND,
+                setup.scan_params(s),
+                lambda: {
+                    name: _start_record(name, start)
+                    for name, start in line_starts(setup.lines(), s, alpha_min, alpha_max).items()
+                },
+            )
+            return {name: _start_from(name, rec[name]) for name in LINES}
+
+        i0 = _start_index(values, p, parameter)
         tasks = []
-        with Heartbeat(store, owner, LEASE_SECONDS):
-
-            def scan(setup: LineSetup, s: float) -> dict:
-                rec = _stored_or_computed(
-                    db,
-                    owner,
-                    setup.scan_id(s),
-                    SCAN_KIND,
-                    {"value": s, **setup.key()},
-                    lambda: {
-                        name: _start_record(name, start)
-                        for name, start in line_starts(
-                            setup.lines(), s, alpha_min, alpha_max
-                        ).items()
-                    },
-                )
-                return {name: _start_from(name, rec[name]) for name in LINES}
-
-            i0 = _start_index(values, p, parameter)
-            bar = tqdm(total=len(setups), desc="scans for the starts", disable=not progress)
-            with bar:
-                for setup in setups:
-                    found = scan(setup, values[i0])
-                    starts = {name: (i0, found[name]) for name in names}
-                    for i in (0, len(values) - 1):
-                        if i != i0 and any(isinstance(st, str) for _, st in starts.values()):
-                            more = scan(setup, values[i])
-                            for name, (_, st) in list(starts.items()):
-                                if isinstance(st, str) and not isinstance(more[name], str):
-                                    starts[name] = (i, more[name])
-                    tasks += [
-                        {
-                            "setup": setup.key(),
-                            "line": name,
-                            "values": seg,
-                            "start": _start_record(name, start),
-                            "store": str(store),
-                        }
-                        for name, (i, start) in starts.items()
-                        for seg in _segments(values, i)
-                    ]
-                    bar.update()
-        db.release(owner)
-        ids = [st.point_id(name, s) for st in setups for name in names for s in values]
-        _run_segments(tasks, db, ids, backend, workers, scheduler, progress)
+        with tqdm(total=len(setups), desc="scans for the starts", disable=not progress) as bar:
+            for setup in setups:
+                found = scan(setup, values[i0])
+                starts = {name: (i0, found[name]) for name in names}
+                for i in (0, len(values) - 1):
+                    if i != i0 and any(isinstance(st, str) for _, st in starts.values()):
+                        more = scan(setup, values[i])
+                        for name, (_, st) in list(starts.items()):
+                            if isinstance(st, str) and not isinstance(more[name], str):
+                                starts[name] = (i, more[name])
+                tasks += [
+                    {
+                        "setup": setup.key(),
+                        "line": name,
+                        "values": seg,
+                        "start": _start_record(name, start),
+                        "store": str(store),
+                    }
+                    for name, (i, start) in starts.items()
+                    for seg in _segments(values, i)
+                ]
+                bar.update()
+        segments = run_points(
+            [(point_id(SEGMENT_KIND, task), SEGMENT_KIND, task) for task in tasks],
+            run_segment,
+            store=None,
+            backend=backend,
+            workers=workers,
+            scheduler=scheduler,
+            progress=progress,
+            desc="transition line segments",
+        )
+        errors = [error for status, _, error in segments.outcomes.values() if status != "ok"]
+        if errors:
+            raise StoreError(f"{len(errors)} line segment(s) failed; first: {errors[0]}")
         rows = []
         for s in values:
             row: dict = {parameter: s}
             for name in LINES:
-                pt = _row_point(db, setups, name, s) if name in names else None
+                pt = _row_point(session.db, setups, name, s) if name in names else None
                 missing = "not computed (a run failed)" if name in names else "not requested"
                 row.update(point_columns(name, pt, missing))
             rows.append(row)
@@ -332,29 +312,3 @@ def _row_point(db: ResultStore, setups: list[LineSetup], name: str, s: float) ->
     if isinstance(setups[0].method, GaussHermite):
         return points[0]
     return combine(s, points)
-
-
-def _run_segments(tasks, db, ids, backend, workers, scheduler, progress):
-    from tqdm.auto import tqdm
-
-    pool = open_backend(backend, workers, scheduler)
-    errors = []
-    try:
-        handles = [pool.submit(run_segment, LINE_KIND, task) for task in tasks]
-        with tqdm(
-            total=len(ids), desc="transition lines", unit="point", disable=not progress
-        ) as bar:
-            pending = list(handles)
-            while pending:
-                done = pool.wait(pending, timeout=POLL_SECONDS)
-                for h in done:
-                    status, _, error = pool.outcome(h)
-                    if status != "ok":
-                        errors.append(error)
-                pending = [h for h in pending if h not in done]
-                stored = sum(1 for rid in ids if db.result(rid) is not None)
-                bar.update(stored - bar.n)
-    finally:
-        pool.close()
-    if errors:
-        raise StoreError(f"{len(errors)} line segment(s) failed; first: {errors[0]}")

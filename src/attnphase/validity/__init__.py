@@ -1,7 +1,7 @@
 """Whether the replica-symmetric answer can be trusted (THEORY.md §9): its stability
 (`stability`: the replicon factor and the jump mass of a fixed point), where gradient descent
-ends from starts of varying overlap (`landscape`), and the trust map that puts theory, GAMP and
-simulations side by side (`trust`)."""
+ends from starts of varying overlap (`landscape`), which minimum a start reaches and how often
+(`outcomes`), and the trust map that puts theory, GAMP and simulations side by side (`trust`)."""
 
 from .stability import Stability, learning_curves_with_stability, with_stability
 

@@ -21,8 +21,9 @@ nearby minima) to 2.5e-3 and within 0.06 in overlaps. Hence `loss_rtol` = 0.02 a
 `overlap_atol` = 0.1: about half the gap between the two kinds of minima, above the spread
 within one kind.
 
-The runs go through the content-hashed sweep store (kind "simulation", one point per
-(alpha, start, seed)): with a `store` file a rerun computes only the runs it lacks. Each run
+The runs are simulation sweeps (`sweep.run_sweep`, one point per (alpha, start, seed)): with a
+`store` file a rerun computes only the runs it lacks. The study lives in `validity`, beside the
+trust map, not in `sim`: it is built on the sweeps, which themselves run `sim`. Each run
 uses one torch thread (serially or in `workers` processes): several threads per small run only
 compete for the cores, and several seeds of one alpha trained as one torch batch were measured
 slower per seed (d = 500, 4 or 10 seeds: 1.3x at alpha 0.5, 2.2-2.4x at 1.75 and 3), so runs
@@ -48,9 +49,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import sweep
 from ..params import STANDARD_A, check_int, check_nonnegative, check_positive
-from .run import INITS
-from .train import OPTIMIZERS
+from ..sim.grid import torch_threads
+from ..sim.run import INITS
+from ..sim.train import OPTIMIZERS
 
 OUTCOMES = ("semantic", "positional", "other")
 INFORMED = ("semantic", "positional")
@@ -115,15 +118,13 @@ class OutcomeStudy:
 
 
 def _specs(alphas, runs, base, init, optimizer, lr, steps, gtol):
-    from ..sweep import SweepSpec
-
     seeds = list(range(runs))
-    trained = SweepSpec(
+    trained = sweep.SweepSpec(
         "simulation",
         {"alpha": list(alphas), "seed": seeds},
         {**base, "init": init, "optimizer": optimizer, "lr": lr, "steps": steps, "gtol": gtol},
     )
-    informed = SweepSpec(
+    informed = sweep.SweepSpec(
         "simulation",
         {"alpha": list(alphas), "init": list(INFORMED), "seed": seeds},
         {**base, "optimizer": INFORMED_OPTIMIZER},
@@ -171,11 +172,8 @@ def outcome_specs(
 
 
 def _table(spec, store, backend, workers, progress) -> pd.DataFrame:
-    from ..sweep import run_sweep
-    from .grid import torch_threads
-
     with torch_threads(1):  # the serial backend's runs, as in the process backend's workers
-        table = run_sweep(spec, store, backend=backend, workers=workers, progress=progress)
+        table = sweep.run_sweep(spec, store, backend=backend, workers=workers, progress=progress)
     ids = [rid for rid, _ in spec.runs()]
     return table.set_index("run_id").loc[ids].reset_index()
 

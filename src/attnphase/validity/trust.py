@@ -31,16 +31,14 @@ scaled as 1/sqrt(d), not estimated from two seeds at the point itself (whose spr
 region, is the landscape's and would widen the tolerance exactly where it should not).
 Overlaps are compared in absolute value: the sign of Q is arbitrary.
 
-Resumable: with `store`, finished points go to an attnphase sweep store (`sweep.ResultStore`,
-kind "trust", run id the sha256 of the point's canonical JSON) and a rerun computes only what is
-missing; concurrent runs on one store never compute a point twice.
+Resumable: with `store`, the points go through the sweeps' runner (`sweep.runner.run_points`,
+kind "trust", run id `point_id`) into a sweep store, and a rerun computes only what is missing;
+concurrent runs on one store never compute a point twice.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 import time
 import warnings
@@ -50,9 +48,11 @@ from pathlib import Path
 import numpy as np
 
 from ..params import ModelParams, check_int, check_positive, check_unit_interval
+from ..sweep.runner import point_id, run_points
 
 KIND = "trust"
 VERSION = 1  # part of the run id: a change of what a point computes makes new points
+LEASE_SECONDS = 600.0  # a point (theory, simulations, GAMP) can take minutes
 # Seed-to-seed standard deviation of the L-BFGS end point at d = 1000, measured at alpha 1.5,
 # omega 0.3 (6 seeds, both starts, where theory and simulations agree): theta 0.0073 (semantic)
 # and 0.0072 (positional); m 0.0125 (semantic start, m -> 0) and 0.0048 (positional); the
@@ -68,7 +68,6 @@ RS_MAX = 1.0
 # theory's 0.060: 1% separates the measured agreeing and disagreeing fixed points.
 JUMP_MASS_MAX = 0.01
 CRITERIA = ("theory", "simulation", "gamp", "gamp_converged", "rs_stability", "jump_mass")
-POINT_COLUMNS = ("alpha", "omega", "sigma", "lam", "d", "seeds")  # a point's keys a row repeats
 BRANCH_PREFIX = {"semantic": "sem", "positional": "pos"}
 THEORY_FIELDS = ("kind", "converged", "q", "m", "theta", "V", "Vhat", "train_loss", "test_error")
 
@@ -236,12 +235,6 @@ def assess(row: dict) -> dict:
     return row
 
 
-def point_id(point: dict) -> str:
-    """sha256 of the canonical JSON of a point's settings (kind and VERSION included)."""
-    text = json.dumps({"kind": KIND, "version": VERSION, **point}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def trust_map(
     params_base: ModelParams,
     alphas: Sequence[float],
@@ -279,28 +272,31 @@ def trust_map(
     )
     A = [list(row) for row in params_base.A]
     base = {"sigma": params_base.sigma, "lam": params_base.lam, "A": A}
-    grid = [(a, w) for w in omegas for a in alphas]
-    from tqdm.auto import tqdm
+    grid = [{"alpha": a, "omega": w, **base, **settings} for w in omegas for a in alphas]
+    ids = [point_id(KIND, {"version": VERSION, **point}) for point in grid]
 
+    def compute(kind: str, point: dict) -> dict:
+        p = dataclasses.replace(params_base, omega=point["omega"])
+        return trust_point(p, point["alpha"], **settings)
+
+    run = run_points(
+        [(rid, KIND, point) for rid, point in zip(ids, grid, strict=True)],
+        compute,
+        store=store,
+        lease=LEASE_SECONDS,
+        progress=progress,
+        desc="trust map",
+    )
     rows: list[dict] = []
-    with _Store(store) as db, tqdm(total=len(grid), desc="trust map", disable=not progress) as bar:
-        for alpha, omega in grid:
-            point = {"alpha": alpha, "omega": omega, **base, **settings}
-            p = dataclasses.replace(params_base, omega=omega)
-            status, result, error = db.get_or_compute(
-                point, lambda alpha=alpha, p=p: trust_point(p, alpha, **settings)
-            )
-            if status == "ok":
-                row = assess(result)
-            else:
-                message = error.splitlines()[0]
-                warnings.warn(
-                    f"trust map, alpha {alpha:g} omega {omega:g}: {message}", stacklevel=2
-                )
-                row = {"alpha": alpha, "omega": omega, "verdict": "error", "reasons": message}
-            rows.append(row)
-            bar.set_postfix_str(f"alpha {alpha:g} omega {omega:g}: {row['verdict']}")
-            bar.update()
+    for rid, point in zip(ids, grid, strict=True):
+        alpha, omega = point["alpha"], point["omega"]
+        status, result, error = run.outcomes[rid]
+        if status == "ok":
+            rows.append(assess(result))
+            continue
+        message = error.splitlines()[0]
+        warnings.warn(f"trust map, alpha {alpha:g} omega {omega:g}: {message}", stacklevel=2)
+        rows.append({"alpha": alpha, "omega": omega, "verdict": "error", "reasons": message})
     return rows
 
 
@@ -320,66 +316,3 @@ def _check_settings(p, d, seeds, gamp_seeds, gamp_max_iter, points, randomisatio
     check_int("gamp_max_iter", gamp_max_iter)
     check_int("points", points, minimum=2)
     check_int("randomisations", randomisations, minimum=1)
-
-
-class _Store:
-    """The sweep store of finished points (or none): claim, compute, finish, one point at a
-    time; a point finished (or being computed by a live run) elsewhere is read back."""
-
-    LEASE = 600.0
-    POLL = 5.0
-
-    def __init__(self, path: str | Path | None):
-        self.path = None if path is None else Path(path)
-
-    def __enter__(self) -> _Store:
-        if self.path is None:
-            return self
-        from ..sweep.store import Heartbeat, Owner, ResultStore
-
-        self.owner = Owner.current()
-        self.db = ResultStore(self.path)
-        self.beat = Heartbeat(self.path, self.owner, self.LEASE)
-        self.beat.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.path is None:
-            return
-        try:
-            self.beat.__exit__(*exc)
-            self.db.release(self.owner)
-        finally:
-            self.db.close()
-
-    def get_or_compute(self, point: dict, compute) -> tuple[str, dict | None, str | None]:
-        """("ok", row, None) or ("error", None, message): a failed point is recorded (a rerun
-        retries it) and the map goes on."""
-        from ..sweep.points import run_point
-
-        if self.path is None:
-            return run_point(lambda kind, params: compute(), KIND, point)
-        from ..sweep.store import BUSY, DONE
-
-        rid = point_id(point)
-        while True:
-            state, attempt = self.db.claim(rid, self.owner, retry=True, lease=self.LEASE)
-            if state == DONE:
-                return "ok", self._stored(rid, point), None
-            if state != BUSY:
-                break
-            time.sleep(self.POLL)
-        outcome = run_point(lambda kind, params: compute(), KIND, point)
-        self.db.finish(rid, KIND, point, attempt, self.owner, outcome)
-        return outcome
-
-    def _stored(self, rid: str, point: dict) -> dict:
-        """The stored row (the store's table joins the point's settings and its result; the
-        result's own columns win, as in a computed row)."""
-        table = self.db.frame()
-        stored = table[table["run_id"] == rid].iloc[0].to_dict()
-        return {
-            k: v.item() if isinstance(v, np.generic) else v
-            for k, v in stored.items()
-            if not k.startswith("run_") and (k not in point or k in POINT_COLUMNS)
-        }

@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 
 from attnphase import QMC, GaussHermite, ModelParams, solve, with_stability
 from attnphase.cli import app
+from attnphase.prox.replicon import replicon_terms, whitened_jacobian
 from attnphase.theory.gauss_hermite.engine import solve_exact
-from attnphase.validity.stability import jump_distances, replicon_terms, whitened_jacobian
+from attnphase.validity.stability import jump_distances
 
 
 def _spd(rng, r: int) -> np.ndarray:

@@ -38,10 +38,10 @@ import torch
 from ..ops.tensor import back_project, fields
 from ..params import ModelParams, check_finite, check_int, check_positive
 from ..prox import PROBE, global_prox, prox_jacobian
+from ..prox.replicon import replicon_terms
 from ..sim import INITS, minimise, pick_device
 from ..theory.overlaps import MatrixOverlaps
 from ..theory.qmc.engine import start_overlaps
-from ..validity.stability import replicon_terms
 from . import equations as eq
 from .problem import Problem, build_problem
 from .result import GampResult, GampStep, plain

@@ -19,3 +19,9 @@ def attention(h: np.ndarray, key_start: int = 0) -> np.ndarray:
 def target(hstar: np.ndarray, omega: float, A: np.ndarray) -> np.ndarray:
     """T(h*) = (1 - omega) softmax_row(h* h*^T) + omega A (eq. 1/16), h* of shape (..., L, t)."""
     return (1.0 - omega) * attention(hstar) + omega * A
+
+
+def sym_sqrt(a: np.ndarray, power: float = 0.5) -> np.ndarray:
+    """a^power for a symmetric positive-definite matrix a."""
+    lam, U = np.linalg.eigh(0.5 * (a + a.T))
+    return (U * lam**power) @ U.T

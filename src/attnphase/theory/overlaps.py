@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ops.array import sym_sqrt
+
 
 @dataclass(frozen=True)
 class MatrixOverlaps:
@@ -48,12 +50,6 @@ class MatrixMoments:
     M: float
     ell_prox: float
     ell_free: float
-
-
-def sym_sqrt(a: np.ndarray, power: float = 0.5) -> np.ndarray:
-    """a^power for a symmetric positive-definite matrix a."""
-    lam, U = np.linalg.eigh(0.5 * (a + a.T))
-    return (U * lam**power) @ U.T
 
 
 def teacher_covariance(o: MatrixOverlaps, rho: np.ndarray) -> np.ndarray:

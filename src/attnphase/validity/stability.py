@@ -31,10 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..ops.array import sym_sqrt
 from ..params import ModelParams
+from ..prox.replicon import replicon_terms
 from ..theory.engine import learning_curves
 from ..theory.method import QMC, Method
-from ..theory.overlaps import MatrixOverlaps, sym_sqrt
+from ..theory.overlaps import MatrixOverlaps
 from ..theory.result import TheoryResult, plain_value
 
 if TYPE_CHECKING:
@@ -57,20 +59,6 @@ class Stability:
 
     def as_dict(self) -> dict[str, float | np.ndarray]:
         return dict(self.__dict__)
-
-
-def whitened_jacobian(jac: np.ndarray, V: np.ndarray, L: int) -> np.ndarray:
-    """Jt = W^{-1} J W with W = I_L (x) V^{1/2}, for J of shape (N, L r, L r)."""
-    W = np.kron(np.eye(L), sym_sqrt(V))
-    Wi = np.kron(np.eye(L), sym_sqrt(V, -0.5))
-    return Wi @ jac @ W
-
-
-def replicon_terms(jac: np.ndarray, V: np.ndarray, L: int) -> np.ndarray:
-    """||Jt - I||_F^2 / r per node (THEORY §9), shape (N,)."""
-    r = V.shape[0]
-    E = whitened_jacobian(jac, V, L) - np.eye(L * r)
-    return (E * E).sum((-1, -2)) / r
 
 
 def jump_distances(

@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm, qmc
 
-from ...ops.array import attention, target
+from ...ops.array import attention, sym_sqrt, target
 from ...params import TIED, Mixture, Untied, Variant, key_start_of
 from ...prox import PROBE, global_prox
-from ..overlaps import MatrixMoments, MatrixOverlaps, sym_sqrt, teacher_covariance
+from ..overlaps import MatrixMoments, MatrixOverlaps, teacher_covariance
 from .mixture import label_law, mixture_encodings
 
 

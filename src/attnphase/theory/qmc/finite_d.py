@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.array import attention, target
+from ...ops.array import attention, sym_sqrt, target
 from ...params import check_int
-from ..overlaps import MatrixOverlaps, sym_sqrt, teacher_covariance
+from ..overlaps import MatrixOverlaps, teacher_covariance
 from ..result import TheoryResult
 from .channel import QMCChannel
 

@@ -1,4 +1,4 @@
-"""Speed of one extension's phase-diagram sweep (issue 13): the full grid of
+"""Speed of one extension's phase-diagram sweep: the full grid of
 `attnphase figure extensions --full` (25 alpha x 25 omega x 2 starts, d = 500, one seed) for
 one extension through the sweep store with N worker processes, against a baseline measured
 in this process: a sample of the same points run serially (one torch thread, as a worker),

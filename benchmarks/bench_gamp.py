@@ -1,4 +1,4 @@
-"""Speed of GAMP on data (THEORY.md §8) vs L-BFGS on the same data, in one process.
+"""Speed of GAMP on data (docs/theory.md §8) vs L-BFGS on the same data, in one process.
 
 One GAMP run (default damping, relative change <= 1e-6 and RMS gradient <= 1e-9) from the
 semantic start, and L-BFGS (`attnphase.sim.minimise`, the simulations' optimiser) from the same

@@ -1,4 +1,4 @@
-"""Speed and accuracy of the histogram experiment (issue 5).
+"""Speed and accuracy of the histogram experiment.
 
 Baseline, as a straightforward implementation of the authors' protocol: one model at a time
 (torch.nn layers, per-token projections), Adam at batch 32; its cost per epoch is measured on
@@ -6,7 +6,7 @@ Baseline, as a straightforward implementation of the authors' protocol: one mode
 and on all threads. Ours: the stacked model (all runs of a model in one batched pass, table
 projections), same batch size, cost per run and epoch on all threads. Then the end-to-end
 experiment (Adam to the target accuracy, unfreeze + noise + SGD retraining) in `--quick` and
-full configuration, with the goals of the issue: full < 30 min with >= 99 % for both models,
+full configuration, with the goals: full < 30 min with >= 99 % for both models,
 quick < 3 min with >= 95 %.
 
     python benchmarks/bench_histogram.py [--steps 300] [--skip-full] [--skip-quick]

@@ -1,8 +1,8 @@
-"""Speed of the outcome study (issue 13, "Speed": 11 alphas x 50 runs at d = 500 in under 15 min).
+"""Speed of the outcome study ("Speed": 11 alphas x 50 runs at d = 500 in under 15 min).
 
 Baseline: the study as first written: serial, one torch thread, its temporary store on disk
 (every point's claim and result synced), measured on the first --baseline-runs seeds of every
-alpha and scaled to --runs. Now: `attnphase.sim.outcomes` with --workers processes and its
+alpha and scaled to --runs. Now: `attnphase.validity.outcomes` with --workers processes and its
 default temporary store (in memory, /dev/shm). Same protocol (Adam lr 0.01, at most 5000 steps,
 RMS gradient 1e-8; L-BFGS for the informed runs), so the same run ids and the same end points:
 the script checks that the baseline's runs got the outcomes the full study gives them. The
@@ -28,7 +28,7 @@ import numpy as np
 from attnphase.cli.common import STANDARD_A_TEXT
 from attnphase.cli.tables import render
 from attnphase.figures.outcomes import outcome_figure, study_title
-from attnphase.sim.outcomes import outcomes
+from attnphase.validity.outcomes import outcomes
 
 COLUMNS = ["alpha", "runs", "n_semantic", "n_positional", "n_other", "fraction_semantic"]
 COLUMNS += ["fraction_positional", "fraction_other", "not_converged"]

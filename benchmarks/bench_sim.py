@@ -1,4 +1,4 @@
-"""Speed of one simulation point (issue 3): the authors' protocol vs attnphase.sim.
+"""Speed of one simulation point: the authors' protocol vs attnphase.sim.
 
 Straightforward implementation, as in the authors' experiment code: the einsum model
 f = S((x+p)Q/sqrt d)(x+p) evaluated in full at every step, full-batch gradient descent on the

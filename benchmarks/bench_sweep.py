@@ -1,4 +1,4 @@
-"""Speed of the transition lines and of an empirical phase diagram (issue 4), the speed-up
+"""Speed of the transition lines and of an empirical phase diagram, the speed-up
 of the process and Dask backends over one worker on the same sweep, and the store's cost per
 point (claim, result and lease in SQLite) measured with a point function that does nothing.
 

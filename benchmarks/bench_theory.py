@@ -1,4 +1,4 @@
-"""Speed of the theory engine (issue 2), against a straightforward implementation.
+"""Speed of the theory engine, against a straightforward implementation.
 
 1. One state-evolution iteration (all hats) at one alpha point with our engine, vs the same
    nodes with scipy.optimize.minimize per node started at h = 0 (the authors' approach). The
@@ -16,13 +16,13 @@ import math
 import time
 
 import numpy as np
+from attnphase.theory.gauss_hermite.softmax2 import prox_objective, target_centres
 from scipy.optimize import minimize
 
 from attnphase import GaussHermite, ModelParams, learning_curve
 from attnphase._core.quadrature import gauss_hermite
 from attnphase.theory import DEFAULT_ORDER
 from attnphase.theory.gauss_hermite.channel import ChannelIntegrator
-from attnphase.theory.gauss_hermite.softmax2 import prox_objective, target_centres
 
 
 def scipy_prox_nodes(q, m, V, theta, p: ModelParams, order, sample: int, seed: int = 0):

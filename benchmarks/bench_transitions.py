@@ -1,4 +1,4 @@
-"""Transition lines by continuation against scan-and-bisect (issue 12), in one process.
+"""Transition lines by continuation against scan-and-bisect, in one process.
 
     python benchmarks/bench_transitions.py [--omegas 0.025:0.5:20] [--workers 2]
         [--baseline-omega 0.3] [--skip-baseline] [--skip-spinodals]

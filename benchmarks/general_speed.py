@@ -1,4 +1,4 @@
-"""Speed of the general engine against issue 10's goals (THEORY.md §7), in one process.
+"""Speed of the general engine against the goals (docs/theory.md §7), in one process.
 
 Per case, at the point count that gives about 1e-3 relative accuracy with R = 4 scramblings
 (measured in docs/general-engine-accuracy.md, `studies/general_convergence.py`):
@@ -11,7 +11,7 @@ Per case, at the point count that gives about 1e-3 relative accuracy with R = 4 
 - L=2: the exact l2 engine on the same point of the same branch, run in the same process, and
   the ratio of the two.
 
-Goals (issue 10): L=3, r=1 at 1e-3 in under 60 s cold and 15 s warm; L=2 through the general
+Goals: L=3, r=1 at 1e-3 in under 60 s cold and 15 s warm; L=2 through the general
 engine within 10x of the l2 engine at equal accuracy.
 
     python benchmarks/general_speed.py [--cases L3-semantic,L2-semantic] [--points-scale 1]

@@ -1,4 +1,4 @@
-"""Quadrature-order convergence of the fixed point (THEORY.md §6), for the README table.
+"""Quadrature-order convergence of the fixed point (docs/theory.md §6), for the README table.
 
 For each branch at the given alphas, solve at increasing (n_xi, n_y) and print the relative
 deviation of q, V, the branch's order parameter (theta or m), eps_g and the training loss from

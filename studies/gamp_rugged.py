@@ -1,5 +1,5 @@
 """Below alpha ~ 1, where does GAMP go: to the state evolution's RS fixed point, nowhere
-(stall/cycle), or to the strict local minima gradient descent finds? (THEORY.md §8.1, §9)
+(stall/cycle), or to the strict local minima gradient descent finds? (docs/theory.md §8.1, §9)
 
 omega = 0.3, sigma = 0.5, lambda = 0.01, L = 2; alpha = 0.5 and 0.8; d = 2000, 5000, 10000
 (3, 2, 2 seeds). Per run, on the same data set (same seed): GAMP from the semantic start

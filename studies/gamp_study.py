@@ -1,5 +1,5 @@
 """Shared by the two GAMP studies (gamp_tracking.py, gamp_rugged.py): how closely GAMP's
-iterates follow the state evolution and how that gap scales with d (THEORY.md §8: the overlaps
+iterates follow the state evolution and how that gap scales with d (docs/theory.md §8: the overlaps
 of GAMP iterate t equal the undamped map's iterate t up to O(1/sqrt(d)) fluctuations), and the
 studies' figures.
 

@@ -1,5 +1,5 @@
 """Does the state evolution track GAMP iteration by iteration, and does the gap shrink like
-d^-1/2? (THEORY.md §8, §8.1)
+d^-1/2? (docs/theory.md §8, §8.1)
 
 alpha = 1.5, omega = 0.3, sigma = 0.5, lambda = 0.01, L = 2 (the defaults of ModelParams).
 

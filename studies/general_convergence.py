@@ -1,4 +1,5 @@
-"""Convergence of the general engine (THEORY.md §7.5-§7.6) in the number of points per scrambling.
+"""Convergence of the general engine (docs/theory.md §7.5-§7.6) in the number of points per
+scrambling.
 
 For each case and point count, one QMC `solve` with R = `--randomisations` scramblings and
 its wall time; row i uses seeds R i, ..., R i + R - 1, so the rows are independent (with the same
@@ -53,7 +54,7 @@ sys.modules[_spec.name] = honesty
 _spec.loader.exec_module(honesty)
 
 DEFAULT_CASES = tuple(honesty.CASES)
-# beyond the test's cases: the ill-conditioned positional point of THEORY.md §7.6 (l2 engine:
+# beyond the test's cases: the ill-conditioned positional point of docs/theory.md §7.6 (l2 engine:
 # q = 0.0497, m = 0.2623, V = 9.52)
 CASES = {
     **honesty.CASES,

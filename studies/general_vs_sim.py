@@ -1,4 +1,4 @@
-"""The general state evolution (THEORY.md §7) against finite-d simulations (issue 10).
+"""The general state evolution (docs/theory.md §7) against finite-d simulations.
 
 For each case: the general engine's fixed point (mean over scramblings, standard error) and
 `simulate` at dimension d over several seeds (L-BFGS; mean, standard error over seeds), compared
@@ -8,7 +8,7 @@ the largest |m_k|); for r > 1 the eigenvalues of q, |M|
 and |theta| (Frobenius norms; the student's column frame is arbitrary); always eps_g and the
 training loss.
 
-Conventions (THEORY.md §1, §7): q = sigma^2 Q^T Q/d in both, so q INCLUDES the positional part
+Conventions (docs/theory.md §1, §7): q = sigma^2 Q^T Q/d in both, so q INCLUDES the positional part
 sigma^2 M^T M (Q's component along u contributes d M^2 to |Q|^2); the simulations' m is
 M = U^T Q/sqrt(d), the theory's M (the simulations run `SimConfig(params=...)` of the case's
 ModelParams). Nothing in q, m, theta needs a finite-d correction.
@@ -64,7 +64,7 @@ L3 = ModelParams(A=A3)
 L2_RANK2 = ModelParams(rank=2, teacher_rank=1)
 L2_K2 = ModelParams(encodings=((1.0, 0.0), (0.0, 1.0)))  # p_1 = u_1, p_2 = u_2 (orthogonal)
 OBSERVABLES = {"eps_g": "test_error", "train loss": "train_loss"}  # row name -> result key
-REL_TOL = 0.05  # the issue's "+ 5%"
+REL_TOL = 0.05  # the comparison's "+ 5%"
 N_SE = 3.0
 
 
@@ -116,7 +116,7 @@ CASES = {
     "L3 positional a=0.8": Case(
         L3, 0.8, "positional", "positional", start=(0.08, 0.28, 0.0, 15.0), own_kind="positional"
     ),
-    # THEORY.md §7.6: above alpha ~ 1.2 the positional branch no longer exists at L=3; the
+    # docs/theory.md §7.6: above alpha ~ 1.2 the positional branch no longer exists at L=3; the
     # theory's positional start ends at the trivial point, the simulations at the semantic one
     "L3 positional start a=1.5": Case(L3, 1.5, "positional", "semantic", own_kind="trivial"),
     "L3 positional start a=3": Case(L3, 3.0, "positional", "semantic", own_kind="trivial"),
@@ -306,7 +306,7 @@ def main() -> None:
             f"{len(sims)} converged, {ts:.0f} s)"
         )
         if other is not None:
-            expected = f" (THEORY.md §7.6 expects {case.own_kind})" if case.own_kind else ""
+            expected = f" (docs/theory.md §7.6 expects {case.own_kind})" if case.own_kind else ""
             print(f"   engine's own {case.init} start{expected}: {describe(other)}")
         print(head)
         for r in rows:

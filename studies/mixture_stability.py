@@ -1,7 +1,7 @@
 """Correlated tokens (docs/theory-mixtures.md §3): is the manifold m_mu = 0 stable, and is it
 the only fixed point?
 
-The library's mixture channel (`Mixture`, K = 2 clusters, means of norm N) is THEORY.md §7 with
+The library's mixture channel (`Mixture`, K = 2 clusters, means of norm N) is docs/theory.md §7 with
 the encodings [C, N s(c)] averaged over the label chain. On m_mu = 0 its fixed points are the
 tied model's. By the label-flip symmetry the map is even in m_mu in every other overlap, so
 m_mu decouples at linear order and its multiplier dF_mu/dm_mu at a tied fixed point is an
@@ -24,10 +24,10 @@ import dataclasses
 
 from attnphase import QMC, Mixture, ModelParams, solve
 from attnphase.theory.iterate import iterate
-from attnphase.theory.qmc.engine import QMCMap, _Layout, make_channels
+from attnphase.theory.qmc.engine import Layout, QMCMap, make_channels
 
 
-def pull(fmap: QMCMap, layout: _Layout, o, m0: float) -> str:
+def pull(fmap: QMCMap, layout: Layout, o, m0: float) -> str:
     """G = F_mu - m0 at the fixed point of the other overlaps with m_mu held at m0."""
     i = layout.blocks()[1].start + layout.K - 1  # m_mu's entry (rank 1: the last row of M)
     x0 = layout.pack(o)
@@ -60,7 +60,7 @@ def main() -> None:
     floats = lambda text: [float(v) for v in text.split(",") if v]  # noqa: E731
     print("branch      alpha   rho    N   order  multiplier  m_mu held: pull G", flush=True)
     base = Mixture(2, 0.0, 1.0)
-    layout = _Layout(1, p.K, 1, base)  # one mean row (K = 2 clusters)
+    layout = Layout(1, p.K, 1, base)  # one mean row (K = 2 clusters)
     for branch in ("semantic", "positional"):
         for alpha in floats(args.alphas):
             res = solve(

@@ -3,7 +3,7 @@
 For both branches at the reference alphas (tests/data), solve at a converged order (96, 24) and at
 the test suite's order (32, 12), and print per row, relative to the reference value:
 - ref_err = conv/ref - 1: the reference's own error (the authors' coarse cubature, prox from
-  h = 0 and absolute tolerance 1e-4; THEORY.md §6), uncertain by the (64, 24)-(96, 24)
+  h = 0 and absolute tolerance 1e-4; docs/theory.md §6), uncertain by the (64, 24)-(96, 24)
   difference, also printed;
 - quad = (test - conv)/ref: the quadrature error of the test order.
 Then the maxima of |ref_err| and |quad| over the rows where the reference converged (the rows

@@ -1,4 +1,4 @@
-"""Is THEORY §9's smooth replicon factor finite where the resolvent jumps? (issue 11)
+"""Is docs/theory.md §9's smooth replicon factor finite where the resolvent jumps?
 
 At alpha = 0.8, omega = 0.3 (semantic fixed point of the exact L = 2 engine) the per-node terms
 ||Jt - I||_F^2 have a heavy tail (nodes whose prox minimiser sits near a fold of its basin), so

@@ -1,4 +1,4 @@
-"""Stationarity of Phi (THEORY.md §7.5): deviation of the §7.2 hats from finite differences of
+"""Stationarity of Phi (docs/theory.md §7.5): deviation of the §7.2 hats from finite differences of
 alpha E[M], per case, point count and scrambling. The spread sets the tolerances of
 tests/test_stationarity.py.
 

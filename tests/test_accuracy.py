@@ -1,4 +1,4 @@
-"""Accuracy of the default quadrature order against a much finer one (THEORY.md §6)."""
+"""Accuracy of the default quadrature order against a much finer one (docs/theory.md §6)."""
 
 import pytest
 

@@ -283,7 +283,7 @@ BAD_INPUT = [
     (["demo", "--out", "FILE"], "--out: FILE is a file"),
     (["demo", "--out", "FILE/sub"], "--out: cannot write FILE/sub"),
     (["demo"], "--out: results/theory.csv is a directory"),
-    # the model beyond L = 2 (issue 10)
+    # the model beyond L = 2
     (["theory", "--A", "1,2,3,4,5,6,7,8"], "--A must be L*L numbers"),
     (["theory", "--A", "0.6,0.4,0.4,inf"], "--A: A must have finite entries"),
     (["theory", "--rank", "0"], "--rank: rank must be an integer >= 1"),

@@ -1,4 +1,4 @@
-"""Transition lines by continuation (issue 12): the Newton-Broyden corrector and the line
+"""Transition lines by continuation: the Newton-Broyden corrector and the line
 follower on synthetic systems with closed-form lines, and the L=2 engine's lines against the
 scan-and-bisect values of `studies/transitions_table.py` (slow)."""
 

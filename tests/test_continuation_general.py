@@ -12,7 +12,7 @@ import pytest
 from attnphase.params import ModelParams
 from attnphase.theory import QMC
 from attnphase.theory.overlaps import MatrixOverlaps
-from attnphase.theory.qmc.engine import _Layout, make_channels, solve_qmc
+from attnphase.theory.qmc.engine import Layout, make_channels, solve_qmc
 from attnphase.transitions.continuation import LineFollower, LinePoint
 from attnphase.transitions.lines import parameter_path, transition_lines
 from attnphase.transitions.newton import OffDomain
@@ -37,7 +37,7 @@ def semantic_fixed_point():
     start = MatrixOverlaps(*(np.array(v) for v in near))
     res = solve_qmc(1.5, p, start, "semantic", method, channels=channels)
     assert res.converged
-    return p, channels[0], _Layout(1, 1, 1).pack(res.solutions[0].overlaps), res.solutions[0]
+    return p, channels[0], Layout(1, 1, 1).pack(res.solutions[0].overlaps), res.solutions[0]
 
 
 def test_branch_map_residual_vanishes_at_the_engines_fixed_point_and_not_off_it(
@@ -142,7 +142,7 @@ def test_l3_alpha_c_line_continues_from_the_scan_value():
     converged on one scrambling's map (the prox warm starts make G repeat only to ~6e-10;
     'maximum iterations reached' after 320 SE map evaluations), at 1e-7 it did in 146.
     L = 3 (A = 0.6 on the diagonal, 0.2 off it, C = (1, 0, -1)): both branches exist at alpha_c
-    (THEORY.md §7.6: the positional one up to alpha ~ 1.28), and the continued alpha_c at
+    (docs/theory.md §7.6: the positional one up to alpha ~ 1.28), and the continued alpha_c at
     omega 0.3 agrees with the scan-and-Brent value of the general engine, 0.408 +- 0.003
     (README: `attnphase transition --A $A --alpha-min 0.1 --alpha-max 0.5 --num 3 --points
     2048`, 4 scramblings, the first two the same as here) within three combined errors."""

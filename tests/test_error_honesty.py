@@ -1,4 +1,4 @@
-"""The general engine's error bars are honest (issue 10; THEORY.md §7.5-§7.6).
+"""The general engine's error bars are honest (docs/theory.md §7.5-§7.6).
 
 `solve` (QMC) solves the fixed point once per independent scrambling of the Sobol points and
 reports the mean and its standard error `<name>_err` = std/sqrt(R) over the R scramblings. That
@@ -9,33 +9,31 @@ them to users), for q, the order parameter (theta or m, by modulus: their sign i
 the model), V, eps_g and the training loss, and check:
 
 (a)/(b) centring: the RMS deviation of the 20 values from the reference over their std lies in
-  [1/1.5, 1.5] (the issue's factor). Sampling variability: with n = 20 unbiased values,
+  [1/1.5, 1.5] (the required factor). Sampling variability: with n = 20 unbiased values,
   (a/b)^2 = (n-1)/n + t^2/n with t ~ Student t(19), so a/b >= 0.975 always and a/b <= 1.5 is
   |t| <= 5.1 (false alarm 6e-5 per observable). It fails for a bias of the single-scrambling
-  fixed point (small-sample fixed points, THEORY §7.6) above about 1.1 of its std (50% power;
-  90% at 1.5 std); at POINTS that std is 0.3-2% (L=2) and 0.1-8% (L=3) of the value, so the test
-  bounds the bias at that level. Smaller biases at large point counts are measured by
-  studies/general_convergence.py (deviation in reported errors at up to 65536 points).
-(c1) the reported error against the spread of independent scramblings: the RMS over the 5 runs
-  of the reported `_err` over sd20/2 (sd20 the std of the 20 independent single-scrambling
-  values) lies in [1/1.5, 1.5]. When the runs' scramblings reproduce the single solves (checked
-  by (d)), this ratio is sqrt(19 / (15 + 4 F)) with F ~ F(4, 15) (one-way analysis of variance
-  of the 20 values in 5 groups): it never exceeds 1.125 and is below 1/1.5 with probability
-  0.002. A missing sqrt(R) (ratio 2) fails with probability 0.99; correlated scramblings within
-  a run (e.g. identical seeds, or warm starts that pull them together) make it small.
-(c2) the spread of the 5 run means against their reported errors: per observable
-  var(means) / mean(err^2) ~ F(4, 15) when honest, far too noisy alone (its square root leaves
-  [1/1.5, 1.5] with probability 0.34), so it is averaged over the 5 observables and 4 cases. The
-  observables of a case are strongly correlated (measured: 1.3-1.9 effectively independent of
-  5), so the pooled square root has, by simulating the honest case with the measured
-  correlations, quantiles 0.60 (0.1%), 1.05 (median), 1.76 (99.9%): bound [0.55, 1.85]
-  (the issue's [1/1.5, 1.5] would be left with probability 0.023). It sees what only run means
-  show: runs that share points (0) and scramblings correlated within a run (identical pairs: 1.7).
-(d) warm-start independence: inside a run, scramblings 1-3 start from the first one's fixed
-  point; their fixed points must equal the single (cold or explicit-start) solves of the same
-  scrambling: RMS difference <= 0.2 of the spread. A pull of a fraction c of the first
-  scrambling's deviation gives an RMS difference of c sqrt(2) and shrinks the reported error by
-  ~(1 - c); the bound keeps that below 15%.
+  fixed point (small-sample fixed points, docs/theory.md §7.6) above about 1.1 of its std (50%
+power; 90% at 1.5 std); at POINTS that std is 0.3-2% (L=2) and 0.1-8% (L=3) of the value, so the
+test bounds the bias at that level. Smaller biases at large point counts are measured by
+studies/general_convergence.py (deviation in reported errors at up to 65536 points). (c1) the
+reported error against the spread of independent scramblings: the RMS over the 5 runs of the
+reported `_err` over sd20/2 (sd20 the std of the 20 independent single-scrambling values) lies in
+[1/1.5, 1.5]. When the runs' scramblings reproduce the single solves (checked by (d)), this ratio is
+sqrt(19 / (15 + 4 F)) with F ~ F(4, 15) (one-way analysis of variance of the 20 values in 5 groups):
+it never exceeds 1.125 and is below 1/1.5 with probability 0.002. A missing sqrt(R) (ratio 2) fails
+with probability 0.99; correlated scramblings within a run (e.g. identical seeds, or warm starts
+that pull them together) make it small. (c2) the spread of the 5 run means against their reported
+errors: per observable var(means) / mean(err^2) ~ F(4, 15) when honest, far too noisy alone (its
+square root leaves [1/1.5, 1.5] with probability 0.34), so it is averaged over the 5 observables and
+4 cases. The observables of a case are strongly correlated (measured: 1.3-1.9 effectively
+independent of 5), so the pooled square root has, by simulating the honest case with the measured
+correlations, quantiles 0.60 (0.1%), 1.05 (median), 1.76 (99.9%): bound [0.55, 1.85] (the required
+[1/1.5, 1.5] would be left with probability 0.023). It sees what only run means show: runs that
+share points (0) and scramblings correlated within a run (identical pairs: 1.7). (d) warm-start
+independence: inside a run, scramblings 1-3 start from the first one's fixed point; their fixed
+points must equal the single (cold or explicit-start) solves of the same scrambling: RMS difference
+<= 0.2 of the spread. A pull of a fraction c of the first scrambling's deviation gives an RMS
+difference of c sqrt(2) and shrinks the reported error by ~(1 - c); the bound keeps that below 15%.
 
 References: at L=2 the exact l2 engine at its default Gauss-Hermite order, whose own error (the
 (64, 24) - (128, 32) difference, <= 5e-4 relative) is <= 0.03 of the single-scrambling std at

@@ -1,4 +1,4 @@
-"""GAMP on data (THEORY.md §8) and the state evolution of the same run (§7)."""
+"""GAMP on data (docs/theory.md §8) and the state evolution of the same run (§7)."""
 
 import math
 
@@ -34,7 +34,7 @@ def one_thread():
 
 
 def uniform_A(L: int) -> np.ndarray:
-    """0.6 on the diagonal, the rest of each row spread evenly (THEORY.md §7.6)."""
+    """0.6 on the diagonal, the rest of each row spread evenly (docs/theory.md §7.6)."""
     return np.full((L, L), 0.4 / (L - 1)) + np.eye(L) * (0.6 - 0.4 / (L - 1))
 
 
@@ -170,7 +170,7 @@ def test_fixed_point_matches_the_state_evolution_at_d500(semantic_runs):
     """The mean over four seeds of GAMP's fixed point equals `solve(1.5)` (semantic) within
     5 standard errors of the mean (sd of 10 seeds, SD_500; measured deviations of the
     10-seed mean: q -2.1%, theta -1.9%, eps_g +0.4%, V +0.9%, i.e. 0.1-1.3 standard errors).
-    V: GAMP's is the smooth part of the susceptibility (THEORY.md §8.1), 16.16 +- 0.14 vs
+    V: GAMP's is the smooth part of the susceptibility (docs/theory.md §8.1), 16.16 +- 0.14 vs
     the state evolution's 16.02 at d = 500; the bound is the same 5 standard errors."""
     ref = solve(1.5, P, branch="semantic")
     for name in ("q", "m", "theta", "V", "test_error"):
@@ -179,7 +179,7 @@ def test_fixed_point_matches_the_state_evolution_at_d500(semantic_runs):
 
 
 def test_replicon_factor_on_data_matches_the_state_evolution(semantic_runs):
-    """THEORY §9's smooth factor at GAMP's fixed point, measured on the data, against the
+    """docs/theory.md §9's smooth factor at GAMP's fixed point, measured on the data, against the
     state evolution's at its fixed point: 0.26898 +- 0.0003 (`attnphase theory --alpha 1.5
     --branch semantic --stability`, 8192 x 4 points). Seeds 0-3 at d = 500 measured 0.2626,
     0.2577, 0.3187, 0.2577 (sd 0.030; at d = 2000 mean 0.267, sd 0.018): 3 standard errors
@@ -282,7 +282,7 @@ def trace_deviations(d: int, seeds, iterations: int):
 
 def test_state_evolution_tracks_undamped_gamp_at_d1000():
     """Iterates 2-8 of undamped GAMP (8 seeds, d = 1000, alpha 1.5) follow the state evolution
-    started from their iterate 1 within 5 standard deviations over seeds (the issue's test at
+    started from their iterate 1 within 5 standard deviations over seeds (the test at
     a cheaper d). Measured: max |z| 1.6 (m at iterate 6; q, theta, V <= 1.2), seed sd of q
     ~0.003-0.02. With the Onsager term's sign flipped, theta is off by 18 sd at iterate 3."""
     z = trace_deviations(1000, range(8), 8)
@@ -301,7 +301,7 @@ def test_state_evolution_tracks_undamped_gamp_at_d4000():
 def test_fixed_point_within_3_percent_of_solve_at_d4000():
     """Five seeds at d = 4000 (default damping): the seed mean of q, theta and eps_g within
     3% of `solve(1.5)` (semantic), m within 5 standard errors of 0, V (GAMP's is the smooth
-    part, THEORY.md §8.1) within 10%. Measured: q -0.37%, theta -0.28%, eps_g +0.10%,
+    part, docs/theory.md §8.1) within 10%. Measured: q -0.37%, theta -0.28%, eps_g +0.10%,
     R/d +0.22% (all within 0.3 standard errors), m 0.003 +- 0.003, V 16.00 +- 0.15 vs 16.02;
     seeds 1 and 4 end cycling (one sample, |grad R|/sqrt(d) 5e-6, 2e-6), the others converge."""
     ref = solve(1.5, P, branch="semantic")

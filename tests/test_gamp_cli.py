@@ -17,7 +17,7 @@ KEYS = {
 
 
 def test_json_has_one_record_per_seed_with_the_issue_keys():
-    """d = 100, alpha 1.5, 2 seeds: each record carries the keys issue 11 lists; a converged
+    """d = 100, alpha 1.5, 2 seeds: each record carries the keys the trust map needs; a converged
     run's grad_norm meets the default gtol 1e-9 (a run that stopped early would not)."""
     res = runner.invoke(app, ["gamp", "--d", "100", "--seeds", "2", "--format", "json"])
     assert res.exit_code == 0, res.output
@@ -31,7 +31,7 @@ def test_json_has_one_record_per_seed_with_the_issue_keys():
 
 def test_trace_rows_lay_gamp_beside_the_state_evolution():
     """Undamped, 3 iterations: the trace starts at iterate 1 (the informed start Qh = Q* cannot
-    seed the state evolution, THEORY.md §8.1), where it equals GAMP's own overlaps exactly."""
+    seed the state evolution, docs/theory.md §8.1), where it equals GAMP's own overlaps exactly."""
     res = runner.invoke(
         app,
         ["gamp", "--d", "100", "--max-iter", "3", "--damping", "0", "--trace", "--format", "json"],

@@ -1,4 +1,4 @@
-"""The general engine (THEORY.md §7): reductions to the L=2 engine, identities, baseline."""
+"""The general engine (docs/theory.md §7): reductions to the L=2 engine, identities, baseline."""
 
 import numpy as np
 import pytest
@@ -108,7 +108,7 @@ def test_cold_trivial_start_at_l3_where_the_small_q_start_is_undefined():
 
 
 def test_positional_start_beyond_the_branch_end_finishes_on_the_trivial_point():
-    """L=3, C = (1, 0, -1): the positional branch ends near alpha 1.28 (THEORY.md §7.6); at
+    """L=3, C = (1, 0, -1): the positional branch ends near alpha 1.28 (docs/theory.md §7.6); at
     alpha 2 the start's M decays geometrically, which a relative convergence test never
     accepts (before: 432 iterations, not converged). It is finished on the trivial manifold
     and equals the trivial fixed point on the same points."""

@@ -1,4 +1,4 @@
-"""The general state evolution (THEORY.md §7) against finite-d simulations (issue 10).
+"""The general state evolution (docs/theory.md §7) against finite-d simulations.
 
 The comparison itself (rotation-invariant quantities, the 1/d positional output term added to the
 theory, tolerance 3 combined standard errors + 5%) lives in studies/general_vs_sim.py, which
@@ -8,8 +8,8 @@ d = 1000 (studies/general_vs_sim.py): the L=3 semantic points agree within 1% an
 error once the 1/d term is added (without it eps_g is 1% and the training loss 0.8% high at
 alpha 3); the rank-2 mixed points within 1% (eps_g 4% high without the term).
 
-What is true, and tested, beyond the issue's list:
-- L=3, C = (1, 0, -1): the positional branch exists only below alpha ~ 1.2 (THEORY.md §7.6), so
+What is true, and tested, beyond the comparison's list:
+- L=3, C = (1, 0, -1): the positional branch exists only below alpha ~ 1.2 (docs/theory.md §7.6), so
   it is tested at alpha 0.8; at alpha 1.5 and 3 the simulations' positional start ends at the
   semantic minimum, which the tests compare with the semantic theory.
 - L=2, r=2, t=1: the simulations' semantic start (column 1 = Q*, column 2 small) ends at the
@@ -29,7 +29,7 @@ import pytest
 from attnphase import QMC, solve
 
 _spec = importlib.util.spec_from_file_location(
-    "general_vs_sim", Path(__file__).resolve().parents[1] / "benchmarks" / "general_vs_sim.py"
+    "general_vs_sim", Path(__file__).resolve().parents[1] / "studies" / "general_vs_sim.py"
 )
 gvs = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = gvs  # dataclasses look their module up

@@ -1,4 +1,4 @@
-"""The general global prox (THEORY.md §7.1, §8): derivatives, backends, global minimum."""
+"""The general global prox (docs/theory.md §7.1, §8): derivatives, backends, global minimum."""
 
 import pytest
 import torch

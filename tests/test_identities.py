@@ -1,4 +1,4 @@
-"""Identities and limits of the theory (THEORY.md §4, STYLE.md §2)."""
+"""Identities and limits of the theory (docs/theory.md §4, STYLE.md §2)."""
 
 import math
 
@@ -81,7 +81,7 @@ def test_realizable_semantic_target_error_decreases_with_alpha():
 
 
 def test_ibp_and_direct_estimators_agree_at_high_order():
-    """The integration-by-parts hats (THEORY.md §6) equal the direct forms of §3."""
+    """The integration-by-parts hats (docs/theory.md §6) equal the direct forms of §3."""
     p = ModelParams()
     o = Overlaps(0.0819, 0.0, 17.27, 0.1217)  # near the semantic fixed point at alpha=1.25
     e = ChannelIntegrator(64, 16).moments(

@@ -1,4 +1,4 @@
-"""The landscape probe (THEORY.md §9, issue 11 item 4): starts, end points, curvature, V_sim,
+"""The landscape probe (docs/theory.md §9): starts, end points, curvature, V_sim,
 and the `attnphase landscape` command."""
 
 import json
@@ -217,10 +217,10 @@ def test_probe_reports_the_method_and_error_of_v_sim():
 
 def test_v_sim_matches_the_theorys_v_at_alpha_one_and_a_half():
     """alpha = 1.5, semantic minimum (c = 1), d = 400, seeds 0-3 against solve() (V = 16.01).
-    Tolerance from the seed spread: V_sim's sd over seeds 0-7 at d = 400 is 0.76 (at d = 1000
-    over 6 seeds: 0.74, mean 15.93), so the 4-seed mean is within 3 x 0.76/2 = 1.14. THEORY.md
-    §8.1's leave-one-out V (15.8, 1% below the SE's) lies inside it. A wrong normalisation
-    (Hessian of R/d, sigma for sigma^2) is off by factors."""
+    Tolerance from the seed spread: V_sim's sd over seeds 0-7 at d = 400 is 0.76 (at d = 1000 over 6
+    seeds: 0.74, mean 15.93), so the 4-seed mean is within 3 x 0.76/2 = 1.14. docs/theory.md §8.1's
+    leave-one-out V (15.8, 1% below the SE's) lies inside it. A wrong normalisation (Hessian of R/d,
+    sigma for sigma^2) is off by factors."""
     res = probe_landscape(P, 400, 1.5, [1.0], range(4), n_test=100)
     V = np.array([p.V_sim for p in res.points])
     theory = solve(1.5, P, branch="semantic", method=GaussHermite(TEST_ORDER))

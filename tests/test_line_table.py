@@ -1,4 +1,4 @@
-"""Transition lines through a sweep store (issue 12): resume without recomputation, a failed
+"""Transition lines through a sweep store: resume without recomputation, a failed
 segment keeps the finished points, the start scan is stored, and the table's columns; the
 lines themselves are the synthetic closed-form ones of test_continuation (patched in for the
 L=2 systems, serial backend), so that only the bookkeeping is under test here."""

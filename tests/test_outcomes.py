@@ -34,7 +34,7 @@ SIGMA = 0.5
 
 
 def overlaps(Q, teacher, sigma=SIGMA):
-    """(theta, m) of a d-vector Q: sigma^2 Q*^T Q/d and 1^T Q/d (THEORY.md §1)."""
+    """(theta, m) of a d-vector Q: sigma^2 Q*^T Q/d and 1^T Q/d (docs/theory.md §1)."""
     d = len(Q)
     return sigma**2 * teacher @ Q / d, Q.sum() / d
 
@@ -243,7 +243,7 @@ def test_tiny_study_end_to_end_resumes_from_the_store(tmp_path):
     assert "0 computed, 6 already stored" in again.stderr  # the trained runs
     assert "0 computed, 12 already stored" in again.stderr  # the informed runs
     assert [json.loads(line) for line in again.stdout.splitlines() if line.startswith("{")] == rows
-    # the same rows as CSV (every field) and as a table (the issue's columns at least)
+    # the same rows as CSV (every field) and as a table (the documented columns at least)
     wanted = ["alpha", "runs", "fraction_semantic", "fraction_positional", "fraction_other"]
     for fmt, sep in (("csv", ","), ("table", r"\s+")):
         res = runner.invoke(app, [*TINY, "--store", str(store), "--format", fmt])

@@ -1,4 +1,4 @@
-"""The proximal step: derivatives, closed forms and global minimality (THEORY.md §2, §6)."""
+"""The proximal step: derivatives, closed forms and global minimality (docs/theory.md §2, §6)."""
 
 import math
 

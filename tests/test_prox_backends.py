@@ -1,4 +1,4 @@
-"""One set of model operations, one prox with three backends (THEORY.md §7.1, §8).
+"""One set of model operations, one prox with three backends (docs/theory.md §7.1, §8).
 
 The operations of `attnphase.ops` agree across array libraries (torch, numpy, numba), tied and
 untied; the prox backends ("numba", "torch", "closed-form") agree on the same channel nodes and

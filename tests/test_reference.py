@@ -1,7 +1,7 @@
 """Theory vs the authors' reference values (tests/data, see its README).
 
 The authors used a coarse 144-node cubature, a prox started at h = 0 and an absolute tolerance
-of 1e-4 (THEORY.md §6), so their numbers carry errors of a few per cent. The deviation of our
+of 1e-4 (docs/theory.md §6), so their numbers carry errors of a few per cent. The deviation of our
 test-order solve from a reference value is the sum of two measured parts (both printed by
 `python studies/reference_deviation.py`):
 - the reference's own error, conv/ref - 1, with conv our solve at the converged order (96, 24)

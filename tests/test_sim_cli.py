@@ -1,4 +1,4 @@
-"""`attnphase simulate` with the model options of `attnphase theory` (issue 10): --rank,
+"""`attnphase simulate` with the model options of `attnphase theory`: --rank,
 --teacher-rank, --encoding; bad input exits 2 with one line before any work."""
 
 import json

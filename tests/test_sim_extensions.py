@@ -1,4 +1,4 @@
-"""The extensions of THEORY.md §10 in the simulations: untied query/key, a trainable
+"""The extensions of docs/theory.md §10 in the simulations: untied query/key, a trainable
 low-rank value matrix, rank-2 students with the mixed start.
 
 - Each extension, switched off or degenerate, is the tied model: same risk and same gradient

@@ -1,4 +1,4 @@
-"""Gaussian-mixture tokens in the simulations (THEORY.md §10): x_l =
+"""Gaussian-mixture tokens in the simulations (docs/theory.md §10): x_l =
 mu_{c_l} + sigma z_l, labels a Markov chain over positions with neighbour correlation rho.
 
 - Switched off (one cluster) or degenerate (cluster_norm = 0), the data are the tied model's,

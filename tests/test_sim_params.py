@@ -1,5 +1,5 @@
-"""Simulations described by ModelParams (issue 10): SimConfig(params=...), positional
-encodings p_l = sum_k C_lk u_k (THEORY.md §7) and the reported M = U^T Q/sqrt(d)."""
+"""Simulations described by ModelParams: SimConfig(params=...), positional
+encodings p_l = sum_k C_lk u_k (docs/theory.md §7) and the reported M = U^T Q/sqrt(d)."""
 
 import math
 

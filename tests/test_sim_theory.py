@@ -1,4 +1,4 @@
-"""Simulations at finite d against the state-evolution theory (THEORY.md §2-§4).
+"""Simulations at finite d against the state-evolution theory (docs/theory.md §2-§4).
 
 Tolerance for a mean over k seeds: 3 standard errors (the spread of one teacher/data draw,
 measured) plus a finite-d allowance: relative `bias` on quantities that are non-zero in the

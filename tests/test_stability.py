@@ -1,4 +1,4 @@
-"""RS stability at a fixed point (THEORY.md §9): the smooth replicon factor, GAMP's smooth
+"""RS stability at a fixed point (docs/theory.md §9): the smooth replicon factor, GAMP's smooth
 Vhat and the jump mass, on synthetic convex channels and on the softmax channel."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _convex_fixed_point(H: np.ndarray, alpha: float, sigma: float, lam: float, L
 @pytest.mark.parametrize("alpha", [0.3, 1.0, 3.0])
 def test_quadratic_channel_closed_form_and_below_one(alpha):
     # ell(h) = 1/2 |h - h*|^2 (H = I): J = V^{-1}/(1 + V^{-1}) = 1/(1 + V), so
-    # lambda_rep = alpha L (V/(1 + V))^2 exactly, and <= V Vhat <= 1 (THEORY §9)
+    # lambda_rep = alpha L (V/(1 + V))^2 exactly, and <= V Vhat <= 1 (docs/theory.md §9)
     L, r, sigma, lam = 2, 1, 0.5, 0.01
     H = np.broadcast_to(np.eye(L * r), (4, L * r, L * r)).copy()
     V, J = _convex_fixed_point(H, alpha, sigma, lam, L, r)
@@ -54,7 +54,8 @@ def test_quadratic_channel_closed_form_and_below_one(alpha):
 
 def test_random_convex_channel_rank2_is_stable_and_bounded():
     # random PSD loss Hessians at r = 2 with a non-isotropic V: the factor obeys the bound
-    # lambda_rep <= tr(V Vhat)/r < 1 of THEORY §9 at every alpha (a wrong whitening breaks it)
+    # lambda_rep <= tr(V Vhat)/r < 1 of docs/theory.md §9 at every alpha (a wrong whitening
+    # breaks it)
     rng = np.random.default_rng(0)
     L, r, sigma, lam = 3, 2, 0.7, 0.05
     for alpha in (0.2, 1.0, 5.0):
@@ -115,7 +116,7 @@ def test_smooth_vhat_equals_stein_vhat_without_jumps(semantic_high_alpha):
 
 
 def test_jumps_separate_smooth_and_stein_vhat_below_alpha_one():
-    # THEORY §8.1 (independent prototype at GAMP end points, L = 2, alpha 0.8 semantic):
+    # docs/theory.md §8.1 (independent prototype at GAMP end points, L = 2, alpha 0.8 semantic):
     # Vhat_Stein = -0.0022, Vhat_smooth = +0.0064; measured here 0.0061-0.0063 with a jump
     # mass of 1.4-1.5 %. A missing V^{-1} in D or a wrong sign fails this.
     r = with_stability(solve(0.8, ModelParams(), branch="semantic"), points=2048)
@@ -125,7 +126,7 @@ def test_jumps_separate_smooth_and_stein_vhat_below_alpha_one():
 
 
 def test_positional_alpha_1p5_smooth_v_matches_gamp_side():
-    # THEORY §8.1: at alpha 1.5 positional GAMP's V is 12.3-12.5 and leave-one-out 12.8,
+    # docs/theory.md §8.1: at alpha 1.5 positional GAMP's V is 12.3-12.5 and leave-one-out 12.8,
     # against the SE's 13.6; V from the smooth Vhat lands there (measured 12.9)
     p = ModelParams()
     r = with_stability(solve(1.5, p, branch="positional"), points=2048)

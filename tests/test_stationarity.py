@@ -1,4 +1,4 @@
-"""Phi is stationary in the overlaps (THEORY.md §7.5): the hats of §7.2 equal finite
+"""Phi is stationary in the overlaps (docs/theory.md §7.5): the hats of §7.2 equal finite
 differences of alpha E[M] on the same quasi-Monte Carlo points.
 
 The identity holds at any overlaps (not only at fixed points), so the checks use generic

@@ -1,4 +1,4 @@
-"""`attnphase transition` (issue 12): bad input exits 2 with one line naming the option before
+"""`attnphase transition`: bad input exits 2 with one line naming the option before
 anything is computed or written; output rows and the plot from a (patched) line table."""
 
 from __future__ import annotations

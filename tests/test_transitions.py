@@ -1,4 +1,4 @@
-"""Transition finder (THEORY.md §5): synthetic crossings and the paper's setting."""
+"""Transition finder (docs/theory.md §5): synthetic crossings and the paper's setting."""
 
 import math
 
@@ -44,7 +44,8 @@ def paper_transitions():
 
 
 def test_paper_setting_matches_theory_md_within_the_reported_error(paper_transitions):
-    """THEORY.md §5: alpha_c ~ 1.24 and alpha_l ~ 1.45 from a coarse quadrature, alpha_l shifting
+    """docs/theory.md §5: alpha_c ~ 1.24 and alpha_l ~ 1.45 from a coarse quadrature, alpha_l
+    shifting
     up by ~0.04 when converged; a converged solver differs by a few per cent."""
     t = paper_transitions
     assert t.alpha_c_err < 0.01 and t.alpha_l_err < 0.01

@@ -1,4 +1,5 @@
-"""The trust map (THEORY.md §9, `attnphase.validity.trust`): the verdict logic on constructed rows,
+"""The trust map (docs/theory.md §9, `attnphase.validity.trust`): the verdict logic on constructed
+rows,
 the agreement tolerance, one small real grid point, resuming from the store, and the CLI's bad
 input."""
 
@@ -19,7 +20,7 @@ runner = CliRunner()
 
 def _row(**changes) -> dict:
     """A row every criterion passes: the theory converged, L-BFGS and GAMP agree with it,
-    rs_stability 0.27 and jump mass 0 (alpha 1.5, omega 0.3, THEORY §9)."""
+    rs_stability 0.27 and jump mass 0 (alpha 1.5, omega 0.3, docs/theory.md §9)."""
     row = dict(
         sem_converged=True,
         sim_agree=True,

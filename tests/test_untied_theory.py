@@ -1,12 +1,12 @@
 """The untied query/key theory (docs/theory-untied.md): input checks, and the fixed points
 against simulations at d = 1000 (slow).
 
-Tolerance of the comparison (the issue's): |theory - simulation| <= 3 SE + 5% of the
+Tolerance of the comparison: |theory - simulation| <= 3 SE + 5% of the
 simulation's value, SE the standard error over 8 seeds (the theory's own standard error,
 <= 1% of q and <= 0.1% of the training loss at 4096 points, is well below the seeds' 2-3%).
 Measured with studies/untied_vs_sim.py (4096 x 2 points): the largest deviations are q on
 the positional branch (+6.4% at alpha 1 and 2, 2.5-2.8 SE, the sign of the finite-d positional
-term of THEORY.md §7.6), m_key at positional alpha 2 (-3.4%, 3.7 SE) and the test error at
+term of docs/theory.md §7.6), m_key at positional alpha 2 (-3.4%, 3.7 SE) and the test error at
 alpha 1 (+3.7%, 2.5 SE); the rest is within 2 SE.
 Balancedness: at every critical point of the risk |Q_Q| = |Q_K| (the rescaling
 (c Q_Q, Q_K/c) leaves the logits unchanged and moves only the ridge), so q_query = q_key in

@@ -171,7 +171,7 @@ def variant_of(
 
 @dataclass(frozen=True)
 class ModelParams:
-    """The model of THEORY.md §1 and §7: target mix omega in [0, 1], token std sigma > 0,
+    """The model of docs/theory.md §1 and §7: target mix omega in [0, 1], token std sigma > 0,
     ridge lam >= 0, the L x L positional target A (which fixes L), student rank r = `rank`,
     teacher rank t = `teacher_rank`, and the positional-encoding coefficients C (L x K,
     p_l = sum_k C_lk u_k; default `default_encodings(L)`), and the `variant`: `Tied()` (the

@@ -1,4 +1,4 @@
-"""Gauss-Hermite nodes for expectations over standard normal variables (THEORY.md §6)."""
+"""Gauss-Hermite nodes for expectations over standard normal variables (docs/theory.md §6)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def gauss_hermite(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Nodes and weights with sum_i w_i g(x_i) ~ E[g(X)], X ~ N(0, 1).
 
     The nodes are symmetrised exactly (x_i = -x_{n-1-i}) so that the odd symmetries of the
-    state-evolution integrands (THEORY.md §6) hold to the last bit on the product grid.
+    state-evolution integrands (docs/theory.md §6) hold to the last bit on the product grid.
     """
     if n < 1:
         raise ValueError(f"quadrature order must be >= 1, got {n}")

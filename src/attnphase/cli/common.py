@@ -45,7 +45,7 @@ def _one_line(err: Exception | str) -> str:
     return " ".join(str(err).split())
 
 
-def _usage(err: ValueError, options: dict[str, str] | None = None) -> UsageError:
+def usage(err: ValueError, options: dict[str, str] | None = None) -> UsageError:
     """A library ValueError ("name must ..." or "name: ...") as a UsageError naming the option
     (--name, or `options[name]`). A UsageError, already naming its option, passes unchanged."""
     if isinstance(err, UsageError):
@@ -155,7 +155,7 @@ def build_params(
             encodings=enc,
         )
     except ValueError as err:
-        raise _usage(err, {"encodings": "--encoding", "teacher_rank": "--teacher-rank"}) from None
+        raise usage(err, {"encodings": "--encoding", "teacher_rank": "--teacher-rank"}) from None
 
 
 def check_outputs(files: dict[str, list[Path]], dirs: dict[str, list[Path]]) -> None:
@@ -169,7 +169,7 @@ def check_outputs(files: dict[str, list[Path]], dirs: dict[str, list[Path]]) -> 
             for path in paths:
                 check_output_file(path, option)
     except ValueError as err:
-        raise _usage(err) from None
+        raise usage(err) from None
 
 
 def figure_files(path: Path, option: str = "--plot") -> list[Path]:
@@ -186,12 +186,12 @@ def figure_files(path: Path, option: str = "--plot") -> list[Path]:
     return [path, path.with_suffix(".pdf")]
 
 
-def _fail(err: Exception | str, code: int = 2) -> NoReturn:
+def fail(err: Exception | str, code: int = 2) -> NoReturn:
     """Print one line `error: ...` on stderr and exit (2: bad input)."""
     typer.secho(f"error: {_one_line(err)}", err=True, fg=typer.colors.RED)
     raise typer.Exit(code=code)
 
 
-def _plot_failed(err: Exception, option: str = "--plot") -> NoReturn:
+def plot_failed(err: Exception, option: str = "--plot") -> NoReturn:
     """A figure could not be written after the results were printed: say so, exit 1."""
-    _fail(f"{option}: the results above are complete, but the figure failed: {err}", code=1)
+    fail(f"{option}: the results above are complete, but the figure failed: {err}", code=1)

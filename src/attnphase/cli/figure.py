@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from .app import app
-from .common import UsageError, _fail, _usage, check_outputs, figure_files
+from .common import UsageError, check_outputs, fail, figure_files, usage
 from .histogram import HISTOGRAM_COLUMNS
 from .tables import render
 from .theory import THEORY_COLUMNS
@@ -49,7 +49,7 @@ def figure(
         dirs = [out, out / HISTOGRAM_CHECKPOINTS] if name == "histogram" else [out]
         check_outputs({"--out": files}, {"--out": dirs})
     except UsageError as err:
-        _fail(err)
+        fail(err)
     from ..histogram import CheckpointError
     from ..sweep import SweepError
 
@@ -65,7 +65,7 @@ def figure(
             MAKERS[name](out, quick=not full, workers=workers)
             done(name, time.perf_counter() - start)
     except (SweepError, CheckpointError) as err:  # e.g. a store in --out from an older attnphase
-        _fail(err)
+        fail(err)
 
 
 TABLE_COLUMNS = {
@@ -95,7 +95,7 @@ def demo(
     try:
         check_demo(out, num)
     except ValueError as err:
-        _fail(_usage(err))
+        fail(usage(err))
 
     def show(name: str, table) -> None:
         columns = [c for c in TABLE_COLUMNS[name] if c in table]
@@ -104,9 +104,9 @@ def demo(
     try:
         run_demo(out, full=full, num=num, progress=sys.stderr.isatty(), report=show)
     except (CheckpointError, SweepError) as err:
-        _fail(err)
+        fail(err)
     except OSError as err:
-        _fail(f"--out: the tables above are complete, but writing the rest failed: {err}", code=1)
+        fail(f"--out: the tables above are complete, but writing the rest failed: {err}", code=1)
     typer.echo(
         f"wrote theory.csv, fig2_theory.png, transitions.csv, fig3.png/.pdf, histogram.csv, "
         f"histogram_attention.png, histogram_training.png in {out}"

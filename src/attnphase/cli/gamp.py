@@ -1,4 +1,5 @@
-"""`attnphase gamp`: GAMP on data (THEORY.md §8), optionally traced against the state evolution."""
+"""`attnphase gamp`: GAMP on data (docs/theory.md §8), optionally traced against the state
+evolution."""
 
 from __future__ import annotations
 
@@ -21,12 +22,12 @@ from .common import (
     SigmaOpt,
     TeacherRankOpt,
     UsageError,
-    _fail,
-    _plot_failed,
-    _usage,
     build_params,
     check_outputs,
+    fail,
     figure_files,
+    plot_failed,
+    usage,
 )
 from .tables import FORMATS, render
 
@@ -92,11 +93,11 @@ def gamp(
             damping = check_damping(DEFAULT_DAMPING if damping is None else damping)
             check_init(init, d, p.rank)
         except ValueError as err:
-            raise _usage(err, {"max_iter": "--max-iter"}) from None
+            raise usage(err, {"max_iter": "--max-iter"}) from None
         if plot is not None:
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
-        _fail(err)
+        fail(err)
     runs = gamp_runs(
         p,
         d,
@@ -118,4 +119,4 @@ def gamp(
         try:
             gamp_trace_figure(runs, rows, plot)
         except (OSError, ValueError) as err:
-            _plot_failed(err)
+            plot_failed(err)

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from .app import app
-from .common import FormatOpt, UsageError, _fail, _plot_failed, _usage, check_outputs
+from .common import FormatOpt, UsageError, check_outputs, fail, plot_failed, usage
 from .tables import FORMATS, render
 
 HISTOGRAM_COLUMNS = [
@@ -86,10 +86,10 @@ def histogram(
             if target_accuracy == 0:
                 cfg = replace(cfg, target_accuracy=None)
         except ValueError as err:
-            raise _usage(err) from None
+            raise usage(err) from None
         result = run_histogram(cfg, checkpoint, device, progress=sys.stderr.isatty())
     except (UsageError, CheckpointError, FloatingPointError) as err:
-        _fail(err)
+        fail(err)
     typer.echo(render(result.summaries(), format, HISTOGRAM_COLUMNS))
     if plot is not None:
         from ..figures.histogram import attention_figure, training_figure
@@ -98,7 +98,7 @@ def histogram(
             attention_figure(result, plot / "histogram_attention.png")
             training_figure(result, plot / "histogram_training.png")
         except (OSError, ValueError) as err:
-            _plot_failed(err)
+            plot_failed(err)
 
 
 def _figure_files(plot: Path) -> list[Path]:

@@ -1,4 +1,5 @@
-"""`attnphase landscape`: L-BFGS from starts of every overlap c with the teacher (THEORY.md §9)."""
+"""`attnphase landscape`: L-BFGS from starts of every overlap c with the teacher (docs/theory.md
+§9)."""
 
 from __future__ import annotations
 
@@ -22,14 +23,14 @@ from .common import (
     SigmaOpt,
     TeacherRankOpt,
     UsageError,
-    _fail,
-    _plot_failed,
-    _usage,
     build_params,
     check_outputs,
+    fail,
     figure_files,
     parse_alphas,
     parse_values,
+    plot_failed,
+    usage,
 )
 from .tables import FORMATS, render
 
@@ -99,7 +100,7 @@ def landscape(
             check_int("n_test", n_test)
             check_int("probes", probes, minimum=2)
         except ValueError as err:
-            raise _usage(err) from None
+            raise usage(err) from None
         if plot is not None:
             if p.rank != 1 or p.teacher_rank != 1:
                 raise UsageError(
@@ -108,7 +109,7 @@ def landscape(
                 )
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
-        _fail(err)
+        fail(err)
     from ..validity.landscape import probe_landscape
 
     result = probe_landscape(
@@ -130,4 +131,4 @@ def landscape(
         try:
             landscape_figure(rows, plot)
         except (OSError, ValueError) as err:
-            _plot_failed(err)
+            plot_failed(err)

@@ -16,13 +16,13 @@ from .common import (
     OmegaOpt,
     SigmaOpt,
     UsageError,
-    _fail,
-    _plot_failed,
-    _usage,
     check_outputs,
+    fail,
     figure_files,
     parse_alphas,
     parse_matrix,
+    plot_failed,
+    usage,
 )
 from .tables import FORMATS, render
 
@@ -94,7 +94,7 @@ def outcomes(
         try:
             outcome_specs(alphas, runs, **options)
         except ValueError as err:
-            raise _usage(err, {"n": "--alpha/--d"}) from None
+            raise usage(err, {"n": "--alpha/--d"}) from None
         files = {} if plot is None else {"--plot": figure_files(plot)}
         if store is not None:
             files["--store"] = [store]
@@ -105,14 +105,14 @@ def outcomes(
             except SweepError as err:
                 raise UsageError(f"--store: {err}") from None
     except UsageError as err:
-        _fail(err)
+        fail(err)
     from ..validity.outcomes import outcomes as run_outcomes
 
     backend = "process" if workers > 1 else "serial"
     try:
         study = run_outcomes(alphas, runs, store=store, backend=backend, workers=workers, **options)
     except SweepError as err:
-        _fail(err)
+        fail(err)
     typer.echo(render(study.fractions, format, TABLE_COLUMNS))
     if plot is not None:
         from ..figures.outcomes import outcome_figure, study_title
@@ -124,4 +124,4 @@ def outcomes(
         try:
             outcome_figure(study.fractions, plot, parameters)
         except (OSError, ValueError) as err:
-            _plot_failed(err)
+            plot_failed(err)

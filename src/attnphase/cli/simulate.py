@@ -27,14 +27,14 @@ from .common import (
     SigmaOpt,
     TeacherRankOpt,
     UsageError,
-    _fail,
-    _plot_failed,
-    _usage,
     build_params,
     check_cluster_options,
     check_outputs,
+    fail,
     figure_files,
     parse_alphas,
+    plot_failed,
+    usage,
 )
 from .tables import FORMATS, render, to_frame
 
@@ -82,7 +82,7 @@ def simulate(
         str, typer.Option(help="comma list of semantic,positional,random,mixed (mixed: rank >= 2)")
     ] = "semantic,positional",
     untied: Annotated[
-        bool, typer.Option("--untied", help="separate query and key matrices (THEORY.md §10)")
+        bool, typer.Option("--untied", help="separate query and key matrices (docs/theory.md §10)")
     ] = False,
     value_rank: Annotated[
         int, typer.Option(help="rank of a trainable value matrix I + U W^T/d (0: none)")
@@ -107,9 +107,9 @@ def simulate(
         typer.Option(help="overlay on the theory curves (Fig. 2; needs rank = teacher rank = 1)"),
     ] = None,
 ) -> None:
-    """Train the finite-d model (THEORY.md §1, §7) and report one row per (alpha, init, seed).
+    """Train the finite-d model (docs/theory.md §1, §7) and report one row per (alpha, init, seed).
     The model options mean what they mean for `attnphase theory` (the same ModelParams).
-    Extensions (THEORY.md §10): --untied, --value-rank R, --rank 2 --init mixed,
+    Extensions (docs/theory.md §10): --untied, --value-rank R, --rank 2 --init mixed,
     --clusters K --label-correlation RHO [--cluster-norm N] (Gaussian-mixture tokens)."""
     from ..sim import SimConfig, run_grid
 
@@ -128,7 +128,7 @@ def simulate(
         try:
             p = replace(p, variant=variant_of(untied, clusters, label_correlation, cluster_norm))
         except ValueError as err:
-            raise _usage(err) from None
+            raise usage(err) from None
         try:
             configs = [
                 SimConfig(
@@ -148,7 +148,7 @@ def simulate(
                 for i in inits
             ]
         except ValueError as err:
-            raise _usage(err, {"n": "--alpha/--d", "encodings": "--encoding"}) from None
+            raise usage(err, {"n": "--alpha/--d", "encodings": "--encoding"}) from None
         if plot is not None and (not p.is_tied_gaussian or value_rank):
             raise UsageError(
                 "--plot: the overlay draws the tied model's theory, not available with "
@@ -162,7 +162,7 @@ def simulate(
                 )
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
-        _fail(err)
+        fail(err)
     results = run_grid(configs, range(seeds), workers, threads, progress=sys.stderr.isatty())
     records = [r.as_dict() for r in results]
     typer.echo(render(records, format, sim_columns(p, value_rank)))
@@ -174,4 +174,4 @@ def simulate(
         try:
             simulation_overlay(to_frame([r.as_dict() for r in theory]), to_frame(records), plot)
         except (OSError, ValueError) as err:
-            _plot_failed(err)
+            plot_failed(err)

@@ -9,7 +9,7 @@ import typer
 
 from ..sweep.spec import KINDS, PARAMETERS
 from .app import app
-from .common import FormatOpt, UsageError, _fail
+from .common import FormatOpt, UsageError, fail
 from .tables import FORMATS, render
 
 _PARAGRAPHS = (
@@ -110,7 +110,7 @@ def sweep(
         except ValueError as err:
             raise UsageError(str(err)) from None
     except UsageError as err:
-        _fail(err)
+        fail(err)
     backend = (
         "dask" if (dask_workers > 0 or scheduler) else ("process" if workers > 1 else "serial")
     )
@@ -124,7 +124,7 @@ def sweep(
             retry=retry,
         )
     except SweepError as err:
-        _fail(err)
+        fail(err)
     if export is not None:
         write_table(table, export)
     typer.echo(render(table.to_dict("records"), format))

@@ -1,4 +1,4 @@
-"""`attnphase theory`: state-evolution fixed points (THEORY.md §3-§4, §7)."""
+"""`attnphase theory`: state-evolution fixed points (docs/theory.md §3-§4, §7)."""
 
 from __future__ import annotations
 
@@ -39,15 +39,15 @@ from .common import (
     SigmaOpt,
     TeacherRankOpt,
     UsageError,
-    _fail,
-    _plot_failed,
-    _usage,
     build_params,
     check_cluster_options,
     check_outputs,
+    fail,
     figure_files,
     parse_alphas,
     parse_order,
+    plot_failed,
+    usage,
 )
 from .tables import FORMATS, render, to_frame
 
@@ -129,7 +129,9 @@ def theory(
     plot: Annotated[Path | None, typer.Option(help="write the Fig. 2 learning curves here")] = None,
     stability: Annotated[
         bool,
-        typer.Option(help="measure rs_stability and jump_mass at every fixed point (THEORY §9)"),
+        typer.Option(
+            help="measure rs_stability and jump_mass at every fixed point (docs/theory.md §9)"
+        ),
     ] = False,
     untied: Annotated[
         bool,
@@ -139,7 +141,7 @@ def theory(
     label_correlation: LabelCorrelationOpt = 0.0,
     cluster_norm: ClusterNormOpt = 1.0,
 ) -> None:
-    """State-evolution fixed points along alpha (THEORY.md §3-§4; §7 for any L, r, t).
+    """State-evolution fixed points along alpha (docs/theory.md §3-§4; §7 for any L, r, t).
     --clusters K --label-correlation RHO [--cluster-norm N]: correlated tokens
     (docs/theory-mixtures.md; the mean overlaps m_mean are solved for, not assumed zero)."""
     try:
@@ -154,7 +156,7 @@ def theory(
             p = dataclasses.replace(p, variant=variant)
             check_variant(p)  # what the QMC channel solves: untied at rank 1, K^L sequences
         except ValueError as err:
-            raise _usage(err) from None
+            raise usage(err) from None
         mixture = p.mixture
         method = method_for(engine, p, orders, points, randomisations)
         if not p.is_tied_gaussian and stability:
@@ -173,7 +175,7 @@ def theory(
         if plot is not None:
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
-        _fail(err)
+        fail(err)
     branches = ["semantic", "positional", "trivial"] if branch == "all" else [branch]
     curve_fn = learning_curves_with_stability if stability else learning_curves
     curves = curve_fn(alphas, p, branches, method=method, progress=sys.stderr.isatty())
@@ -188,4 +190,4 @@ def theory(
         try:
             draw_learning_curves(to_frame(records), plot)
         except (OSError, ValueError) as err:
-            _plot_failed(err)
+            plot_failed(err)

@@ -1,4 +1,4 @@
-"""`attnphase transition`: the transition lines alpha_c, alpha_l and the spinodals (THEORY.md
+"""`attnphase transition`: the transition lines alpha_c, alpha_l and the spinodals (docs/theory.md
 §5) at one or many values of omega, sigma or lambda."""
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from .common import (
     RankOpt,
     TeacherRankOpt,
     UsageError,
-    _fail,
-    _plot_failed,
     build_params,
     check_outputs,
+    fail,
     figure_files,
     parse_order,
     parse_values,
+    plot_failed,
 )
 from .tables import FORMATS, render
 from .theory import EngineOpt, PointsOpt, RandomisationsOpt, method_for
@@ -112,7 +112,7 @@ def transition(
 ) -> None:
     """alpha_c (positional -> semantic global minimum), alpha_l (attention beats the linear
     baseline) and the spinodals with error estimates, one row per value of the one parameter
-    given as a list or range (THEORY.md §5): followed by continuation (resumable through
+    given as a list or range (docs/theory.md §5): followed by continuation (resumable through
     --store, on every QMC scrambling), or scanned at every value."""
     from ..sweep.store import SweepError, check_store
     from ..transitions.table import APPROACHES, transition_table
@@ -149,9 +149,9 @@ def transition(
         if store is not None:
             check_store(store)
     except UsageError as err:
-        _fail(err)
+        fail(err)
     except SweepError as err:  # a corrupt or foreign store
-        _fail(f"--store: {err}")
+        fail(f"--store: {err}")
     table = transition_table(
         p,
         values,
@@ -174,4 +174,4 @@ def transition(
         try:
             transition_lines_figure(table, parameter, plot)
         except (OSError, ValueError) as err:
-            _plot_failed(err)
+            plot_failed(err)

@@ -1,5 +1,5 @@
 """`attnphase trust`: where in (alpha, omega) the replica-symmetric answer is trustworthy
-(THEORY.md §9; `attnphase.validity.trust`)."""
+(docs/theory.md §9; `attnphase.validity.trust`)."""
 
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ from .common import (
     LamOpt,
     SigmaOpt,
     UsageError,
-    _fail,
-    _plot_failed,
-    _usage,
     build_params,
     check_outputs,
+    fail,
     figure_files,
     parse_alphas,
     parse_values,
+    plot_failed,
+    usage,
 )
 from .tables import FORMATS, render
 
@@ -104,7 +104,7 @@ def trust(
             check_int("randomisations", randomisations)
             check_int("n_test", n_test)
         except ValueError as err:
-            raise _usage(err) from None
+            raise usage(err) from None
         if store is not None:
             from ..sweep import StoreError, check_store
 
@@ -116,7 +116,7 @@ def trust(
         if plot is not None:
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
-        _fail(err)
+        fail(err)
     from ..validity.trust import trust_map
 
     rows = trust_map(
@@ -145,4 +145,4 @@ def trust(
                 rows, plot, f"A = ({A}), {note}, stability {points} x {randomisations} points"
             )
         except (OSError, ValueError) as err:
-            _plot_failed(err)
+            plot_failed(err)

@@ -1,4 +1,4 @@
-"""The predicted-vs-actual figure of a GAMP run (THEORY.md §8): per overlap, GAMP's iterates
+"""The predicted-vs-actual figure of a GAMP run (docs/theory.md §8): per overlap, GAMP's iterates
 (markers, one series per seed) beside the state evolution's trace of the same run (line with a band
 of ±2 standard errors of its integration), iteration on x. Drawn from the rows of
 `attnphase.gamp.trace_table` (matplotlib object API, colours of `attnphase.figures.style`: the

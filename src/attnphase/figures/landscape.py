@@ -1,4 +1,4 @@
-"""Figure of the landscape probe (THEORY.md §9): where L-BFGS ends against the start overlap c.
+"""Figure of the landscape probe (docs/theory.md §9): where L-BFGS ends against the start overlap c.
 
 Top row: |theta_final|/sigma^2 against c (the sign of Q is a symmetry of the model: Q and -Q
 are one minimum), one thin line per seed and the seed mean ± standard deviation, with the

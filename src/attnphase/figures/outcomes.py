@@ -28,7 +28,7 @@ def study_title(
 
 def outcome_figure(fractions: list[dict], path: str | Path, parameters: str) -> None:
     """Fractions (with binomial standard errors) of each outcome vs alpha, one record per alpha
-    as `attnphase.sim.outcomes` returns them; `parameters` is printed as the title."""
+    as `attnphase.validity.outcomes` returns them; `parameters` is printed as the title."""
     if not fractions:
         raise ValueError("fractions: nothing to plot")
     fig, axes = new_figure(1, 1, (6.0, 4.0))

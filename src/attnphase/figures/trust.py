@@ -1,8 +1,9 @@
-"""The phase-diagram overlay of `attnphase.validity.trust` (THEORY.md §9): where in (alpha, omega)
+"""The phase-diagram overlay of `attnphase.validity.trust` (docs/theory.md §9): where in (alpha,
+omega)
 the replica-symmetric answer is trustworthy.
 
 Background: the jump mass of the fixed point the theory reaches from the semantic start (the
-semantic branch where it exists), the quantity THEORY §9 says to map. Markers: the verdict
+semantic branch where it exists), the quantity docs/theory.md §9 says to map. Markers: the verdict
 (filled: trustworthy; open: rugged), each rugged point labelled with the letters of its failed
 criteria; a marker edged in the positional colour where the positional branch is the global
 minimum. Line: alpha_c(omega) interpolated on the grid itself (the alpha where the two

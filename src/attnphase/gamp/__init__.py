@@ -1,4 +1,4 @@
-"""GAMP on data (THEORY.md §8, the paper's Appendix B, Algorithm 1) and the state evolution of
+"""GAMP on data (docs/theory.md §8, the paper's Appendix B, Algorithm 1) and the state evolution of
 the same run (§7), iteration by iteration."""
 
 from .algorithm import DEFAULT_DAMPING, run_gamp

@@ -1,4 +1,5 @@
-"""GAMP on a finite data set (THEORY.md §8, the paper's Appendix B, Algorithm 1) for any L, r, t.
+"""GAMP on a finite data set (docs/theory.md §8, the paper's Appendix B, Algorithm 1) for any L, r,
+t.
 
 State: the estimate Qh (d x r), the conjugate Vhat (r x r, V = s2 (lambda I + s2 Vhat)^{-1})
 and the last outputs F (n x L x r, F = 0 first). One iteration is steps 1-6 of §8 with the
@@ -6,7 +7,7 @@ per-sample loss of `attnphase.ops` (K = x~ x~^T/d, Cm = y x~^T/d, c = |y|^2/(2d)
 the global prox of `attnphase.prox` (probe search plus Newton from w, 0 and the previous
 minimiser, the settings of the state evolution) and its implicit derivative for D.
 
-Damping (THEORY.md §8.1: damp the outputs, not only the estimate): with the convention of
+Damping (docs/theory.md §8.1: damp the outputs, not only the estimate): with the convention of
 `attnphase.theory.iterate`, damping weights the OLD value,
     x <- (1 - damping) x_new + damping x_old,
 applied with one factor to F (before it enters both the Onsager term of the next step and the
@@ -119,7 +120,7 @@ class _State:
 
 
 def gamp_step(prob: Problem, st: _State, h: torch.Tensor, damping: float, lam: float):
-    """One iteration, steps 1-6 of THEORY.md §8 with damped outputs (module docstring), given
+    """One iteration, steps 1-6 of docs/theory.md §8 with damped outputs (module docstring), given
     the fields h = x~ Qh/sqrt(d). Returns the new state and the mask of basin switches; raises
     ArithmeticError where lambda I + s2 Vhat is not positive definite."""
     s2, keep = prob.s2, damping
@@ -165,8 +166,8 @@ class _Monitor:
         )
 
     def frozen(self) -> bool:
-        """The overlaps (q, M, theta) moved by at most FROZEN_ABS + FROZEN_REL |x| over the
-        last `patience` iterations (THEORY §8.1: a cycle or stall has frozen overlaps AND a flat
+        """The overlaps (q, M, theta) moved by at most FROZEN_ABS + FROZEN_REL |x| over the last
+        `patience` iterations (docs/theory.md §8.1: a cycle or stall has frozen overlaps AND a flat
         gradient; below alpha ~ 1 the gradient flattens while theta still drifts by ~1e-3 per
         iteration towards another minimum)."""
         a, b = self.steps[-1 - self.patience].overlaps, self.steps[-1].overlaps
@@ -220,7 +221,7 @@ def _lbfgs_polish(prob: Problem, Q: torch.Tensor) -> dict:
 
 
 def replicon_factor(st: _State, prob: Problem) -> float:
-    """THEORY §9's smooth factor (alpha/r) mean_mu ||Jt_mu - I||_F^2 at the last prox."""
+    """docs/theory.md §9's smooth factor (alpha/r) mean_mu ||Jt_mu - I||_F^2 at the last prox."""
     if st.jac is None:
         return float("nan")
     V = st.V_prox.cpu().numpy()
@@ -246,7 +247,7 @@ def run_gamp(
     device: str = "auto",
     progress: bool = False,
 ) -> GampResult:
-    """GAMP (THEORY.md §8) on the data set that `attnphase.simulate` draws for
+    """GAMP (docs/theory.md §8) on the data set that `attnphase.simulate` draws for
     `SimConfig(params=params, d=d, alpha=alpha, init=init)` and `seed`.
 
     init: "semantic" (Qh = Q*), "positional" (Qh along 1_d with m = 0.2), "random" (small

@@ -1,4 +1,4 @@
-"""The equations of GAMP on data (THEORY.md §8, the paper's Appendix B, Algorithm 1).
+"""The equations of GAMP on data (docs/theory.md §8, the paper's Appendix B, Algorithm 1).
 
 Pure torch functions, one per step. Shapes: n samples, L tokens, ranks r (student); fields
 and outputs are (n, L, r) with rows h_l, f_l; V, Vhat are r x r; the estimate Qh is d x r.

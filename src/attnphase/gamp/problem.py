@@ -1,6 +1,6 @@
 """The data set of one GAMP run: the very problem `attnphase.sim.simulate` draws for the same
 configuration and seed (`attnphase.sim.SeedProblem`: teacher, training tokens, positions,
-start), in the per-sample form of THEORY.md §8 (K = x~ x~^T/d, Cm = y x~^T/d, c = |y|^2/(2d)).
+start), in the per-sample form of docs/theory.md §8 (K = x~ x~^T/d, Cm = y x~^T/d, c = |y|^2/(2d)).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from ..sim import SeedProblem, SimConfig
 
 
 class Problem(SeedProblem):
-    """A `SeedProblem` with GAMP's s2 = mean_l |x~_l|^2/d (THEORY.md §8 step 6)."""
+    """A `SeedProblem` with GAMP's s2 = mean_l |x~_l|^2/d (docs/theory.md §8 step 6)."""
 
     @property
     def s2(self) -> float:

@@ -1,4 +1,4 @@
-"""Result records of a GAMP run (THEORY.md §8): the end point and the per-iteration history."""
+"""Result records of a GAMP run (docs/theory.md §8): the end point and the per-iteration history."""
 
 from __future__ import annotations
 
@@ -60,15 +60,15 @@ class GampResult:
     """One GAMP run on the data set `attnphase.sim` draws for (params, d, alpha, seed).
 
     q, m (= M), theta, V: overlaps of the final estimate (numbers for r = t = K = 1, arrays
-    otherwise; V is GAMP's, the smooth part of the susceptibility, THEORY.md §8.1);
+    otherwise; V is GAMP's, the smooth part of the susceptibility, docs/theory.md §8.1);
     test_error: eps_g on the simulation's test set of the seed; train_loss = R/d;
     grad_norm = |grad R|_F/sqrt(d r) (the simulations' grad_rms); converged: the relative change
     of the estimate <= tol AND grad_norm <= gtol; status says why the run stopped ("converged",
     "cycling: k samples switch prox minima", "stalled", "maximum iterations reached",
     "diverged: ..."); history: one `GampStep` per iterate (0 = the start); polish: None, or the
-    L-BFGS minimiser started from GAMP's end point (labelled as such, THEORY.md §8.1);
+    L-BFGS minimiser started from GAMP's end point (labelled as such, docs/theory.md §8.1);
     rho: the teacher's empirical overlap sigma^2 Q*^T Q*/d (t x t; the theory's is sigma^2 I);
-    rs_stability: THEORY §9's smooth replicon factor on the data at the last prox,
+    rs_stability: docs/theory.md §9's smooth replicon factor on the data at the last prox,
     (alpha/r) mean_mu ||Jt_mu - I||_F^2 (`attnphase.validity.stability`; NaN before any step);
     Q: the estimate (d x r)."""
 

@@ -1,4 +1,4 @@
-"""The state evolution of a GAMP run, iteration by iteration (THEORY.md §7.2-§7.3, §8).
+"""The state evolution of a GAMP run, iteration by iteration (docs/theory.md §7.2-§7.3, §8).
 
 The overlap map o -> overlaps(hats(o)) of the general engine (`QMCMap.evaluate` on a
 `QMCChannel`: randomised QMC with antithetic points, the global prox of the state
@@ -24,7 +24,7 @@ from ..ops.array import attention, target
 from ..params import ModelParams, check_int, check_positive
 from ..theory import QMC
 from ..theory import overlaps as ge
-from ..theory.qmc.engine import QMCMap, _Layout, admissible, make_channels
+from ..theory.qmc.engine import Layout, QMCMap, admissible, make_channels
 from .algorithm import check_damping
 from .result import GampResult, plain
 
@@ -72,7 +72,7 @@ def free_test_error(channel, o: ge.MatrixOverlaps, p: ModelParams) -> float:
     return float(0.5 * p.sigma**2 * ((attention(w) - T) ** 2).sum((-1, -2)).mean())
 
 
-def _trajectory(fmap: QMCMap, layout: _Layout, start, iterations, damping, p):
+def _trajectory(fmap: QMCMap, layout: Layout, start, iterations, damping, p):
     """Iterates of the (damped) map on one scrambling until `iterations` or the map is
     undefined: (packed overlaps, test errors, status)."""
     xs, errs = [layout.pack(start)], [free_test_error(fmap.channel, start, p)]
@@ -124,7 +124,7 @@ def state_evolution_trace(
             "start: overlaps not admissible (q, V and Gamma = rho - theta q^-1 theta^T must be "
             "positive definite; an informed start Qh = Q* has Gamma = 0: start at iterate 1)"
         )
-    layout = _Layout(p.rank, p.K, p.teacher_rank)
+    layout = Layout(p.rank, p.K, p.teacher_rank)
     keep = np.ones(layout.pack(start).size)
     runs = [
         _trajectory(QMCMap(alpha, p, ch, keep), layout, start, iterations, damping, p)
@@ -155,10 +155,10 @@ def state_evolution_trace(
 
 
 def trace_start(result: GampResult) -> tuple[int, ge.MatrixOverlaps]:
-    """The first iterate of a GAMP run that can seed the state evolution: the start, unless
-    Gamma = rho - theta q^{-1} theta^T vanishes there, as at an informed start Qh = Q* (THEORY.md
-    §8.1; with the data set's rho_d = sigma^2 Q*^T Q*/d, since the theory's sigma^2 differs from
-    it by O(1/sqrt(d)) in either direction), then iterate 1: the first iterate with Gamma above
+    """The first iterate of a GAMP run that can seed the state evolution: the start, unless Gamma =
+    rho - theta q^{-1} theta^T vanishes there, as at an informed start Qh = Q* (docs/theory.md §8.1;
+    with the data set's rho_d = sigma^2 Q*^T Q*/d, since the theory's sigma^2 differs from it by
+    O(1/sqrt(d)) in either direction), then iterate 1: the first iterate with Gamma above
     GAMMA_FLOOR sigma^2 for both rho_d and sigma^2 I."""
     p = result.params
     rhos = (p.sigma**2 * np.eye(p.teacher_rank), np.atleast_2d(result.rho))

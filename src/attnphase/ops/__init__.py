@@ -1,4 +1,4 @@
-"""The model's operations, written once per array library (THEORY.md §1, §7.1, §8).
+"""The model's operations, written once per array library (docs/theory.md §1, §7.1, §8).
 
 Fields h in R^{L x r} (rows h_l; h = x~ Q/sqrt(d) at finite d, §1) give the logits Z = h Pi h^T
 and the attention S(h) = softmax_row(Z): Pi = I for tied query and key (Z = h h^T); for untied

@@ -1,4 +1,4 @@
-"""The operations of `attnphase.ops` in numpy (THEORY.md §7.1): attention and target for
+"""The operations of `attnphase.ops` in numpy (docs/theory.md §7.1): attention and target for
 batches of fields (..., L, r), as the QMC channel evaluates them at its points."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The operations of `attnphase.ops` in numba (THEORY.md §8): one sample at a time, into
+"""The operations of `attnphase.ops` in numba (docs/theory.md §8): one sample at a time, into
 buffers the caller owns, for the CPU prox kernel.
 
 Every function takes `key_start` (`attnphase.params.key_start_of`): 0 for tied fields, Z = h h^T;

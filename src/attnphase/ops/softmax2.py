@@ -1,4 +1,4 @@
-"""The operations of `attnphase.ops` in closed form for L=2, r=1 (THEORY.md §2 and §6).
+"""The operations of `attnphase.ops` in closed form for L=2, r=1 (docs/theory.md §2 and §6).
 
 Pure scalar functions, compiled with numba so that the quadrature kernels and the 2x2 prox
 (`attnphase.prox.closed_form`) can call them per node; ordinary callables from Python as well.
@@ -28,7 +28,7 @@ def sigmoid(z: float) -> float:
 
 @njit_cached(inline="always")
 def softmax_diag(h1: float, h2: float) -> tuple[float, float]:
-    """Diagonal (s1, s2) of the row-softmax of h h^T for two tokens (THEORY.md §6)."""
+    """Diagonal (s1, s2) of the row-softmax of h h^T for two tokens (docs/theory.md §6)."""
     d = h1 - h2
     return sigmoid(h1 * d), sigmoid(-h2 * d)
 

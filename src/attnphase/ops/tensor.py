@@ -1,4 +1,4 @@
-"""The operations of `attnphase.ops` in torch (THEORY.md §1, §8): batched over any leading
+"""The operations of `attnphase.ops` in torch (docs/theory.md §1, §8): batched over any leading
 dimensions, on any device, differentiable; with the fields h = x~ Q/sqrt(d) and their adjoint.
 """
 

@@ -1,4 +1,4 @@
-"""The paper's Fig. 14 for the extensions of the model (THEORY.md §10): the
+"""The paper's Fig. 14 for the extensions of the model (docs/theory.md §10): the
 semantic-minus-positional training loss over (alpha, omega) for the tied model, untied query
 and key, a rank-1 value matrix, a rank-2 student and correlated tokens, side by side, and the
 empirical transition of each (`attnphase.paper.empirical`) against the tied model's.

@@ -1,18 +1,18 @@
-"""The global proximal step of THEORY.md §7.1 and §8, batched over samples: one algorithm
+"""The global proximal step of docs/theory.md §7.1 and §8, batched over samples: one algorithm
 (`algorithm`), three backends.
 
 For fields w in R^{L x r}, a symmetric positive-definite r x r matrix V and the loss
 g(h) = c - tr(S Cm^T) + 1/2 tr(S K S^T) of `attnphase.ops`,
     h_hat = argmin_h  F(h),   F(h) = 1/2 sum_l (h_l - w_l)^T V^{-1} (h_l - w_l) + g(h),
 and the Moreau envelope is F(h_hat). F is not convex: safeguarded Newton runs from every start
-the caller gives (and from the probe points, THEORY.md §8.1), and the lowest F wins. The same
+the caller gives (and from the probe points, docs/theory.md §8.1), and the lowest F wins. The same
 code serves the state evolution (K = sigma^2 I) and GAMP (per-sample K, Cm, c).
 
 Backends (`global_prox(..., backend=)`; "auto": "torch" on a CUDA device, "numba" otherwise):
 - "numba" (`kernel`): one problem per thread on the CPU, ~10x faster there than "torch";
 - "torch" (`batched`): every problem and start at once, any device;
 - "closed-form" (`closed_form`): L = 2, r = 1 and the channel's loss K = sigma^2 I, with the
-  exact channel's analytic starts in place of the probe (THEORY.md §2); what the Gauss-Hermite
+  exact channel's analytic starts in place of the probe (docs/theory.md §2); what the Gauss-Hermite
   channel runs at every node.
 Each serves tied fields (`Tied()`, `Mixture`: S = softmax_row(h h^T)); "numba" and "torch"
 also untied ones (`Untied()`: h = (h_Q, h_K), S = softmax_row(h_Q h_K^T), docs/theory-untied.md).
@@ -81,7 +81,7 @@ def global_prox(
 ) -> ProxResult:
     """Global minimiser of F over Newton runs from `starts` (N, S, L, r), lowest F kept.
 
-    probe > 0 adds a coarse search (THEORY.md §8.1): F at `probe` fixed points spread over the
+    probe > 0 adds a coarse search (docs/theory.md §8.1): F at `probe` fixed points spread over the
     ball |h - w|^2 <= 2 lambda_max(V) g(w), which contains every minimiser since g >= 0, and
     Newton from the n_best lowest of them. gtol: on the gradient's largest entry (closed form:
     its Euclidean norm); max_iter: Newton steps per start.

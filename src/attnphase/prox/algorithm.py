@@ -1,4 +1,4 @@
-"""The one algorithm every backend of `attnphase.prox` runs (THEORY.md §7.1, §8, §8.1): its
+"""The one algorithm every backend of `attnphase.prox` runs (docs/theory.md §7.1, §8, §8.1): its
 settings, the probe points of the coarse search and the result record.
 
 Safeguarded Newton on F: the Hessian's eigenvalues replaced by max(|lambda|, FLOOR

@@ -1,5 +1,5 @@
 """The closed-form 2x2 backend of `attnphase.prox`: L = 2, r = 1, tied, the channel's loss
-(THEORY.md §2, §6), for one node or many at once.
+(docs/theory.md §2, §6), for one node or many at once.
 
 The algorithm of `attnphase.prox.algorithm` on the closed forms of `attnphase.ops.softmax2`,
 with the exact channel's tolerances (GTOL on the Euclidean norm of the gradient, MAX_NEWTON

@@ -1,4 +1,4 @@
-"""The replicon factor of the resolvent (THEORY.md §9): how the prox's Jacobian dh_hat/dw,
+"""The replicon factor of the resolvent (docs/theory.md §9): how the prox's Jacobian dh_hat/dw,
 whitened by the width V, deviates from the identity, per node."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def whitened_jacobian(jac: np.ndarray, V: np.ndarray, L: int) -> np.ndarray:
 
 
 def replicon_terms(jac: np.ndarray, V: np.ndarray, L: int) -> np.ndarray:
-    """||Jt - I||_F^2 / r per node (THEORY §9), shape (N,)."""
+    """||Jt - I||_F^2 / r per node (docs/theory.md §9), shape (N,)."""
     r = V.shape[0]
     E = whitened_jacobian(jac, V, L) - np.eye(L * r)
     return (E * E).sum((-1, -2)) / r

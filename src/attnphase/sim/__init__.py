@@ -1,4 +1,4 @@
-"""Finite-d simulations of tied low-rank dot-product attention (PyTorch), THEORY.md §1."""
+"""Finite-d simulations of tied low-rank dot-product attention (PyTorch), docs/theory.md §1."""
 
 from .config import INITS, SimConfig, pick_device
 from .data import (

@@ -1,4 +1,4 @@
-"""The configuration of one finite-d experiment (THEORY.md §1): `SimConfig`, the starts and
+"""The configuration of one finite-d experiment (docs/theory.md §1): `SimConfig`, the starts and
 dtypes it accepts, and the device it runs on."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def pick_device(device: str = "auto") -> torch.device:
 
 @dataclass(frozen=True)
 class SimConfig:
-    """A finite-d experiment (THEORY.md §1) of the model `params` (a `ModelParams`: omega,
+    """A finite-d experiment (docs/theory.md §1) of the model `params` (a `ModelParams`: omega,
     sigma, lam, the positional target A, which fixes L, student rank r = `params.rank`, teacher
     rank t = `params.teacher_rank`, the encodings and the variant), at dimension d with
     n = round(alpha d) training samples. The model is validated by ModelParams alone (so L >= 2:
@@ -53,7 +53,7 @@ class SimConfig:
     `default_encodings(L)`, c_l from +1 to -1, K = 1), unless an explicit L x d matrix
     `positions` is given: then they replace the encodings, and params.encodings is ignored.
     variant `Mixture(clusters, label_correlation, cluster_norm)` (clusters K >= 2) gives
-    Gaussian-mixture tokens x_l = mu_{c_l} + sigma z_l (THEORY.md §10): K centred means of norm
+    Gaussian-mixture tokens x_l = mu_{c_l} + sigma z_l (docs/theory.md §10): K centred means of norm
     cluster_norm in random directions (`cluster_means`, from the seed's "clusters" generator)
     and labels c_l a Markov chain over positions whose neighbours have (one-hot Pearson)
     correlation label_correlation in [0, 1] (`sample_labels`). `Tied()` and `Untied()` use

@@ -1,4 +1,4 @@
-"""Data of the finite-d model (THEORY.md §1): tokens, positional encodings, teacher, targets.
+"""Data of the finite-d model (docs/theory.md §1): tokens, positional encodings, teacher, targets.
 
 Every random draw comes from its own seeded generator (teacher, training data, test data,
 initialisation, and for Gaussian-mixture tokens the cluster means and the training and test
@@ -31,7 +31,7 @@ def generator(seed: int, role: str, device: torch.device) -> torch.Generator:
 
 
 def encoding_basis(d: int, K: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """The orthonormal directions u_1..u_K of the positional encodings (THEORY.md §7), as the
+    """The orthonormal directions u_1..u_K of the positional encodings (docs/theory.md §7), as the
     columns of a d x K matrix U: u_1 = 1_d/sqrt(d) and, for k >= 2, the DCT-II cosines
     u_k[i] = sqrt(2/d) cos(pi (k - 1)(i + 1/2)/d), i = 0..d-1 (orthonormal and orthogonal to
     1_d). The choice is deterministic and draws nothing from any seed; any other orthonormal
@@ -47,7 +47,7 @@ def encoding_basis(d: int, K: int, dtype: torch.dtype, device: torch.device) -> 
 
 
 def encoded_positions(C, d: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """p_l = sum_k C_lk u_k for coefficients C (L x K), rows of an L x d matrix (THEORY.md §7;
+    """p_l = sum_k C_lk u_k for coefficients C (L x K), rows of an L x d matrix (docs/theory.md §7;
     u_k from `encoding_basis`). The u_1 part is computed as C_l1 1_d/sqrt(d)."""
     C = torch.as_tensor(np.asarray(C, dtype=float), dtype=dtype, device=device)
     L, K = C.shape
@@ -71,7 +71,7 @@ def sample_tokens(
 
 
 def cluster_means(K: int, d: int, norm: float, gen: torch.Generator, dtype, device) -> torch.Tensor:
-    """The K cluster means of Gaussian-mixture tokens (THEORY.md §10), [K, d]: the vertices
+    """The K cluster means of Gaussian-mixture tokens (docs/theory.md §10), [K, d]: the vertices
     of a regular simplex centred at 0 in a random (K-1)-dimensional subspace,
     mu_k = norm sqrt(K/(K-1)) (o_k - mean_j o_j) with o_1..o_K the orthonormal columns of the QR
     factor of a d x K N(0, 1) matrix. So sum_k mu_k = 0 (with uniform labels E[x] = 0, as in

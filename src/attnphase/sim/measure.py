@@ -1,4 +1,4 @@
-"""What a simulation measures (THEORY.md §1, §7): the overlaps of the trained weights, with the
+"""What a simulation measures (docs/theory.md §1, §7): the overlaps of the trained weights, with the
 extensions' per-matrix, per-column and per-cluster overlaps (§10), and the test errors."""
 
 from __future__ import annotations

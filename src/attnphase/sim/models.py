@@ -1,5 +1,5 @@
-"""Tied low-rank dot-product attention and the linear baseline at finite d (THEORY.md §1),
-and the extensions of THEORY.md §10 (untied query/key, a trainable low-rank value matrix).
+"""Tied low-rank dot-product attention and the linear baseline at finite d (docs/theory.md §1),
+and the extensions of docs/theory.md §10 (untied query/key, a trainable low-rank value matrix).
 
 Pure tensor functions on the operations of `attnphase.ops.tensor`. Shapes: a batch of problems
 B, samples n, tokens L, dimension d, student rank r, teacher rank t. Attention maps are
@@ -46,7 +46,7 @@ class Layout:
     the model's `variant` is `Untied()`, then U and W (d x value_rank each) if value_rank > 0.
     The tied model (`Tied()`, and `Mixture`: tied query and key) is Layout(r): P = Q.
 
-    Student (THEORY.md §10): f(x) = softmax(x~ Q_Q Q_K^T x~^T/d) x~ (I + U W^T/d), with
+    Student (docs/theory.md §10): f(x) = softmax(x~ Q_Q Q_K^T x~^T/d) x~ (I + U W^T/d), with
     Q_K = Q_Q when tied and no value term when value_rank = 0."""
 
     r: int

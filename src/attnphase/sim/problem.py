@@ -1,4 +1,4 @@
-"""Drawing a simulation's problem (THEORY.md §1): positions, teacher, training and test sets,
+"""Drawing a simulation's problem (docs/theory.md §1): positions, teacher, training and test sets,
 start; and `SeedProblem`, the problem of one seed as GAMP and the landscape probe use it.
 
 Every draw comes from the seed's own generator of its role (`attnphase.sim.data.generator`),
@@ -172,7 +172,7 @@ class SeedProblem:
     their positions x~ = x + p; teacher Q* (1, d, t); positions (L, d); directions (d, K) along
     which M is measured; A the positional target; Q0 (d, r) the start of cfg.init.
 
-    The per-sample form of THEORY.md §8 is the risk's, without the batch axis: x_pos (n, L, d),
+    The per-sample form of docs/theory.md §8 is the risk's, without the batch axis: x_pos (n, L, d),
     K = x~ x~^T/d and Cm = y x~^T/d (n, L, L), c = |y|^2/(2d) (n,)."""
 
     cfg: SimConfig

@@ -1,11 +1,11 @@
-"""The empirical risk of THEORY.md §1 in the per-sample form of §8: O(n L d r) per evaluation.
+"""The empirical risk of docs/theory.md §1 in the per-sample form of §8: O(n L d r) per evaluation.
 
 With x~ = x + p, the risk depends on Q only through the fields h = x~ Q/sqrt(d), and
 ||y - S x~||^2/(2d) = g(h) = c - tr(S Cm^T) + 1/2 tr(S K S^T) (`attnphase.ops`) with the
 per-sample L x L matrices K = x~ x~^T/d, Cm = y x~^T/d and c = |y|^2/(2d), computed once.
 Autograd through `fields` then costs one product with x~ forward and one backward.
 
-Extensions (THEORY.md §10, packed weights of `Layout`): untied query/key only change
+Extensions (docs/theory.md §10, packed weights of `Layout`): untied query/key only change
 S = softmax(h_Q h_K^T); a value matrix V = I + U W^T/d changes the matrices to
 K_V = x~ V V^T x~^T/d = K + (a c^T + c a^T)/d + a (W^T W/d) a^T/d and
 Cm_V = y V^T x~^T/d = Cm + b a^T/d, with a = x~ U/sqrt(d), c = x~ W/sqrt(d), b = y W/sqrt(d)

@@ -1,15 +1,15 @@
-"""One simulation point: draw the problem, train from a chosen start, measure (THEORY.md §1);
+"""One simulation point: draw the problem, train from a chosen start, measure (docs/theory.md §1);
 the configuration is in `config`, the drawing in `problem`, the measurements in `measure`, the
 record in `result`.
 
 `simulate(config, seeds)` runs the same configuration for several seeds as one batch and
-returns one `SimResult` per seed, with q, m, theta in the conventions of THEORY.md §1 and §7:
+returns one `SimResult` per seed, with q, m, theta in the conventions of docs/theory.md §1 and §7:
 q = sigma^2 Q^T Q/d, theta = sigma^2 Q*^T Q/d and, for positions given by encodings
 p_l = sum_k C_lk u_k, m = M = U^T Q/sqrt(d) (K x r; = 1_d^T Q/d for K = 1); for explicit
 positions, m = p_1^T Q/sqrt(d). The sign of Q is arbitrary (S(h) = S(-h)); overlaps are
 reported as found.
 
-Extensions (THEORY.md §10; `Layout` packs the weights): variant `Untied()` trains Q_Q and Q_K
+Extensions (docs/theory.md §10; `Layout` packs the weights): variant `Untied()` trains Q_Q and Q_K
 separately (q, m, theta are then those of (Q_Q + Q_K)/2, the tied Q when Q_Q = Q_K, and
 q_query, m_query, ... those of each matrix); `value_rank=R` adds the value matrix
 I + U W^T/d (U = 0 and W ~ N(0, 1) entries at the start, so training starts at the tied model;

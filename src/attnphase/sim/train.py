@@ -1,6 +1,6 @@
 """Minimisation of the empirical risk: full-batch GD (the authors' protocol), Adam, L-BFGS.
 
-The risk is a SUM over samples (THEORY.md §1), so a fixed GD learning rate acts larger as
+The risk is a SUM over samples (docs/theory.md §1), so a fixed GD learning rate acts larger as
 alpha grows; GD with lr=0.15 for 5000 steps reproduces the authors' protocol as-is. GD and Adam
 run a batch of independent problems together (the risk is separable); L-BFGS (strong Wolfe line
 search) solves them one at a time and is the fast deterministic choice.

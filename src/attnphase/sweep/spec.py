@@ -7,7 +7,7 @@ alpha=1 and alpha=1.0 are one point; `order` as [n_xi, n_y]; `A` as a nested lis
 by the same validators `theory` and `simulate` use. Its run id is the sha256 of the canonical
 JSON of (kind, point): giving a default explicitly does not change it. The simulation's
 extension parameters (`untied`, `value_rank`, `clusters`, `label_correlation`, `cluster_norm`,
-THEORY.md §10) are left out of the hashed point when at their defaults, so a tied-model point
+docs/theory.md §10) are left out of the hashed point when at their defaults, so a tied-model point
 keeps the run id it had before they existed (and stores written then still resume). With
 clusters = 1 the mixture's label_correlation and cluster_norm have no effect: they are stored
 as the Mixture's defaults, so such points are one point with the tied model's run id. A

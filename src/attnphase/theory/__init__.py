@@ -1,4 +1,4 @@
-"""High-dimensional theory of low-rank dot-product attention (THEORY.md §2-§7, §9).
+"""High-dimensional theory of low-rank dot-product attention (docs/theory.md §2-§7, §9).
 
 One entry point (`solve`, `learning_curve`, `learning_curves` in `engine`) and one result record
 (`TheoryResult`) for every model; the integration method (`GaussHermite`: the exact L = 2

@@ -3,7 +3,7 @@
 The trained B is the population minimiser E[T(h*)], and its test error is
 eps_lin = sigma^2/2 (E||T(h*)||_F^2 - ||E T(h*)||_F^2)
         = sigma^2 (1 - omega)^2 (Var S*_11 + Var S*_22)
-(THEORY.md §4), with h*_1, h*_2 iid N(0, rho): omega A drops out of the variance.
+(docs/theory.md §4), with h*_1, h*_2 iid N(0, rho): omega A drops out of the variance.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def uniform_attention_error(p: ModelParams) -> float:
 def linear_test_error_qmc(
     p: ModelParams, points: int = 2**15, randomisations: int = 8, seed: int = 0
 ) -> tuple[float, float]:
-    """eps_lin of Result 5.1 for any L and teacher rank t (THEORY.md §7.4), by randomised QMC
+    """eps_lin of Result 5.1 for any L and teacher rank t (docs/theory.md §7.4), by randomised QMC
     over h*_l iid N(0, rho I_t): sigma^2/2 (1 - omega)^2 (E|S*|^2 - |E S*|^2), S* the teacher's
     attention. Returns (mean, standard error) over independent scramblings; memoised, since
     every general solve along a curve needs the same value."""

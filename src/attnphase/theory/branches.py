@@ -1,4 +1,4 @@
-"""The branches of the state evolution (THEORY.md §3, §6) and how a branch is followed along
+"""The branches of the state evolution (docs/theory.md §3, §6) and how a branch is followed along
 alpha, for every channel.
 
 A branch is named by the order parameters it has: semantic (theta != 0), positional (M != 0),

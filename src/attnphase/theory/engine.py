@@ -2,8 +2,8 @@
 integration method in, `TheoryResult` records out, whichever channel integrates it.
 
 The channel is chosen by the method: `GaussHermite` is the exact L = 2 channel
-(`theory.gauss_hermite`: closed-form 2 x 2 prox on a Gauss-Hermite grid, THEORY.md §2-§6), `QMC` the
-general channel (`theory.qmc`: any L, ranks, encodings and variant, THEORY.md §7).
+(`theory.gauss_hermite`: closed-form 2 x 2 prox on a Gauss-Hermite grid, docs/theory.md §2-§6),
+`QMC` the general channel (`theory.qmc`: any L, ranks, encodings and variant, docs/theory.md §7).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The state-evolution equations of THEORY.md §7.2-§7.4 for any L, r, t and encodings C.
+"""The state-evolution equations of docs/theory.md §7.2-§7.4 for any L, r, t and encodings C.
 
 Pure functions of matrices (numpy). Shapes: q, V, qhat, Vhat: r x r; M, Mhat: K x r;
 theta, thetahat: t x r; rho = sigma^2 I_t. `MatrixMoments` holds the channel expectations
@@ -37,7 +37,7 @@ class MatrixHats:
 
 @dataclass(frozen=True)
 class MatrixMoments:
-    """Channel expectations at one point, summed over tokens l (names of THEORY.md §7):
+    """Channel expectations at one point, summed over tokens l (names of docs/theory.md §7):
     ff = sum E[f_l f_l^T] (r x r); Ma = E[Mc sum_l C_l a_l^T] (K x r, Stein form of E[C^T F]);
     yf = sum E[y_l f_l^T] (t x r); fxi = sum E[f_l xi_l^T]
     (r x r); M = E[M] (envelope incl. the teacher-only part); ell_prox = E[ell(h_hat; h*)];
@@ -130,7 +130,7 @@ def test_error(m: MatrixMoments) -> float:
 
 @dataclass(frozen=True)
 class Overlaps:
-    """The order parameters at L = 2, r = t = K = 1 (THEORY.md §1): q, m, V, theta."""
+    """The order parameters at L = 2, r = t = K = 1 (docs/theory.md §1): q, m, V, theta."""
 
     q: float
     m: float
@@ -144,7 +144,7 @@ class Overlaps:
 
 @dataclass(frozen=True)
 class Hats:
-    """The conjugate variables at L = 2, r = t = K = 1 (THEORY.md §3)."""
+    """The conjugate variables at L = 2, r = t = K = 1 (docs/theory.md §3)."""
 
     qhat: float
     mhat: float
@@ -159,7 +159,7 @@ class Hats:
 
 
 def scalar_overlaps(h: Hats, *, sigma: float, lam: float, rho: float) -> Overlaps:
-    """The prior side of THEORY.md §3: `overlaps` (§7.3) at r = t = K = 1. ArithmeticError
+    """The prior side of docs/theory.md §3: `overlaps` (§7.3) at r = t = K = 1. ArithmeticError
     where lambda + sigma^2 Vhat <= 0 (no overlaps, §6)."""
     o = overlaps(h.matrices(), sigma=sigma, lam=lam, rho=np.array([[rho]]))
     return Overlaps(q=o.q.item(), m=o.M.item(), V=o.V.item(), theta=o.theta.item())
@@ -168,7 +168,7 @@ def scalar_overlaps(h: Hats, *, sigma: float, lam: float, rho: float) -> Overlap
 def scalar_free_entropy(
     o: Overlaps, h: Hats, envelope: float, *, alpha: float, sigma: float, lam: float, rho: float
 ) -> float:
-    """Phi of eq. 14 (THEORY.md §4): `free_entropy` (§7.4) at r = t = K = 1, with the
+    """Phi of eq. 14 (docs/theory.md §4): `free_entropy` (§7.4) at r = t = K = 1, with the
     envelope E[M] including the teacher-only constant."""
     return free_entropy(
         o.matrices(),

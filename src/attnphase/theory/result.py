@@ -2,8 +2,8 @@
 errors.
 
 Overlaps and conjugates are stored as matrices (q, V, qhat, Vhat: r x r; M, Mhat: K x r; theta,
-thetahat: t x r; THEORY.md §7 conventions) and read as plain floats where they are 1 x 1 (the
-paper's case, THEORY.md §1-§3: `r.q`, `r.m`, `r.theta`). Every number has a `<name>_err`: the
+thetahat: t x r; docs/theory.md §7 conventions) and read as plain floats where they are 1 x 1 (the
+paper's case, docs/theory.md §1-§3: `r.q`, `r.m`, `r.theta`). Every number has a `<name>_err`: the
 standard error over independent scramblings for QMC, NaN for a single Gauss-Hermite solve (the
 transitions estimate Gauss-Hermite errors from a second order).
 """
@@ -61,12 +61,12 @@ def _value_property(name: str, errors: bool):
 
 @dataclass(frozen=True)
 class TheoryResult:
-    """One fixed point of the state evolution (THEORY.md §3, §7).
+    """One fixed point of the state evolution (docs/theory.md §3, §7).
 
     values / errors: the overlaps q, M, theta, V and conjugates (matrices), the observables
     test_error (eps_g = mse/2), train_loss (R/d = -Phi), train_loss_identity (QMC: alpha
     E[ell] + lambda tr q/(2 sigma^2), equal to train_loss up to the integration error) and,
-    once measured by `with_stability`, rs_stability, jump_mass and vhat_smooth (THEORY.md §9).
+    once measured by `with_stability`, rs_stability, jump_mass and vhat_smooth (docs/theory.md §9).
     Read them as attributes (`r.q`, `r.q_err`, ...). converged is False with a status saying
     why when the fixed point was not reached; the numbers are then NaN unless the iteration
     merely ran out of steps. residuals: one number per iteration of the final solve (of the

@@ -1,4 +1,5 @@
-"""Transitions of THEORY.md §5: alpha_c (training losses of the semantic and positional branches
+"""Transitions of docs/theory.md §5: alpha_c (training losses of the semantic and positional
+branches
 cross), alpha_l (the global minimum's test error equals eps_lin), and the spinodals (where a
 branch stops existing along its continuation), with either integration method: Gauss-Hermite
 (exact L=2 channel, error from a second quadrature order) or QMC (any L, r, t and encodings,
@@ -28,7 +29,7 @@ def find_transitions(
     method: Method | str = "auto",
     progress: bool = False,
 ) -> Transitions:
-    """alpha_c, alpha_l (THEORY.md §5) and the spinodals on [alpha_min, alpha_max], the
+    """alpha_c, alpha_l (docs/theory.md §5) and the spinodals on [alpha_min, alpha_max], the
     branches followed on a grid of `num` alphas. method "auto": `GaussHermite()` for the
     paper's L=2 case (errors from its `check_order`), `QMC(points=TRANSITION_POINTS)`
     otherwise (errors from the spread over scramblings: at least 2)."""

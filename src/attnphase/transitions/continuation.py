@@ -1,4 +1,4 @@
-"""Following a transition line in a second parameter s (issue 12), for any engine whose
+"""Following a transition line in a second parameter s, for any engine whose
 defining systems (`systems`) can be built at each s.
 
 `LineFollower`: the root z(s) of a square system F_s(z) = 0 (alpha = z[-1]) along s, with a secant

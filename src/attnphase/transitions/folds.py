@@ -1,4 +1,5 @@
-"""Spinodals of THEORY.md §5: where a branch stops existing along alpha, followed along a second
+"""Spinodals of docs/theory.md §5: where a branch stops existing along alpha, followed along a
+second
 parameter s.
 
 At fixed s a branch is parametrised by its order parameter t (theta on the semantic branch, m on

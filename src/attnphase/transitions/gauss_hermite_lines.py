@@ -1,4 +1,4 @@
-"""The transition lines with Gauss-Hermite integration (the exact L = 2 channel, THEORY.md §5).
+"""The transition lines with Gauss-Hermite integration (the exact L = 2 channel, docs/theory.md §5).
 
 Each line starts from one scan (`first_point`: both branches on SCAN_NUM alphas at SCAN_ORDER,
 roots by linear interpolation of their first sign change), refined on the defining systems of

@@ -213,7 +213,7 @@ def transition_table(
     scheduler: str | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """alpha_c, alpha_l and both spinodals at each of `values` of `parameter` (THEORY.md §5),
+    """alpha_c, alpha_l and both spinodals at each of `values` of `parameter` (docs/theory.md §5),
     with errors (Gauss-Hermite: |root(order) - root(check_order)|; QMC: the standard error over
     scramblings), statuses and SE map evaluations, by continuation through `store` (created if
     new; resumed if it holds points of these lines). One row per value, in increasing order;

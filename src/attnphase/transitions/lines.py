@@ -1,4 +1,4 @@
-"""The transition lines of THEORY.md §5 (alpha_c, alpha_l and both spinodals) followed along a
+"""The transition lines of docs/theory.md §5 (alpha_c, alpha_l and both spinodals) followed along a
 path of model parameters (omega, sigma, lambda, or a straight path between two targets A), for
 every integration method.
 

@@ -1,5 +1,5 @@
 """Newton's method with a finite-difference Jacobian kept up to date by Broyden's rank-one
-updates, for the small augmented systems of the transition continuation (issue 12).
+updates, for the small augmented systems of the transition continuation.
 
 The Jacobian is carried from one solve to the next along a line, so that a corrector costs
 about one residual evaluation per iteration; it is rebuilt by forward differences when the

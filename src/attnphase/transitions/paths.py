@@ -1,5 +1,5 @@
 """Where a transition line lives: the names of the four lines, the parameter paths they are
-followed along (THEORY.md §5), and the size of the scan that starts them."""
+followed along (docs/theory.md §5), and the size of the scan that starts them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The result record of the transition finders (THEORY.md §5)."""
+"""The result record of the transition finders (docs/theory.md §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Root bracketing and refinement shared by the transition finders (THEORY.md §5)."""
+"""Root bracketing and refinement shared by the transition finders (docs/theory.md §5)."""
 
 from __future__ import annotations
 

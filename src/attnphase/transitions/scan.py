@@ -1,4 +1,4 @@
-"""Transitions of THEORY.md §5 by scanning alpha, for every integration method.
+"""Transitions of docs/theory.md §5 by scanning alpha, for every integration method.
 
 Both branches are followed along a grid of alpha on one *replica* of the integration: a
 deterministic state-evolution map (a Gauss-Hermite order; one QMC scrambling, the branches on

@@ -1,17 +1,17 @@
-"""The transition lines with QMC integration (any L, r, t and encodings; THEORY.md §7) by
+"""The transition lines with QMC integration (any L, r, t and encodings; docs/theory.md §7) by
 continuation, in the method-agnostic machinery of `systems`, `continuation` and `folds`.
 
 Every line is followed on each independent scrambling of the quasi-Monte Carlo points on its
 own: on one scrambling the state evolution is a deterministic map, so its transitions are roots
 of the defining systems of `systems` as with Gauss-Hermite. The reported root is the mean over
-scramblings and its error the standard error of that mean (THEORY.md §7.6, `combine`), as in
+scramblings and its error the standard error of that mean (docs/theory.md §7.6, `combine`), as in
 `scan`; there is no second accuracy to check a root against, so the lines' `check` is None.
 
 Order parameter of a branch (the component held fixed on a spinodal's system): theta[0, 0]
 (first teacher direction, first student column) on the semantic branch and M[0, 0] (the first
 encoding direction u_1, first student column: the positional column of `free_overlaps`) on the
 positional one. For r = t = K = 1 they are theta and m themselves (m_l = C_l m). Branch states
-are packed overlaps (`engine._Layout`: q, M, theta, V for r = t = K = 1).
+are packed overlaps (`engine.Layout`: q, M, theta, V for r = t = K = 1).
 
 A branch that ends continuously (its order parameter -> 0: the semantic branch at L = 2) does
 not end on one scrambling: the points are symmetric under (xi, y) -> -(xi, y), not under
@@ -34,7 +34,7 @@ from ..theory import QMC
 from ..theory.baseline import linear_test_error_qmc
 from ..theory.iterate import InadmissibleStep
 from ..theory.qmc.channel import QMCChannel
-from ..theory.qmc.engine import QMCMap, _Layout, _observables, qmc_curve
+from ..theory.qmc.engine import Layout, QMCMap, fixed_point_observables, qmc_curve
 from .continuation import LinePoint
 from .newton import OffDomain
 from .paths import SCAN_NUM
@@ -45,7 +45,7 @@ from .systems import BranchAtOrder, CachedBranchMap, CrossingSystem, LinearSyste
 LINE_METHOD = QMC(points=2048, randomisations=4)
 
 
-def order_index(layout: _Layout, branch: str) -> int:
+def order_index(layout: Layout, branch: str) -> int:
     """Index in the packed overlaps of the branch's order parameter (module docstring)."""
     _, bM, bT, _ = layout.blocks()
     if branch == "semantic":
@@ -58,14 +58,14 @@ def order_index(layout: _Layout, branch: str) -> int:
 class ScramblingBranchMap(CachedBranchMap):
     """G(x; alpha) = SE(x) - x of the QMC channel on one scrambling (`QMCMap`: the
     pinned components of `free_overlaps` stay at zero), on the branch's free components, with
-    the training loss -Phi and the test error eps_g at x (`engine._observables`).
+    the training loss -Phi and the test error eps_g at x (`engine.fixed_point_observables`).
 
     The prox of every point starts from fixed guesses and from the map's own previous
     minimisers (`QMCChannel`); the channel's warm start is swapped in and out per map, so
     that maps of two branches on one scrambling do not start each other's proxes."""
 
     def __init__(self, branch: str, p: ModelParams, channel: QMCChannel):
-        layout = _Layout(p.rank, p.K, p.teacher_rank)
+        layout = Layout(p.rank, p.K, p.teacher_rank)
         self.keep = layout.mask(branch)
         super().__init__(branch, self.keep, order_index(layout, branch))
         self.p, self.channel, self.layout = p, channel, layout
@@ -89,7 +89,7 @@ class ScramblingBranchMap(CachedBranchMap):
             raise OffDomain(f"{self.branch}: {err} at alpha {alpha:.6g}") from None
         finally:
             self._warm = self.channel._warm
-        obs = _observables(self.layout.unpack(x), h, m, alpha, self.p, fmap.lam)
+        obs = fixed_point_observables(self.layout.unpack(x), h, m, alpha, self.p, fmap.lam)
         return (fx - x)[self.free], obs["train_loss"], obs["test_error"]
 
 
@@ -144,12 +144,12 @@ class ScramblingLines:
 
 
 def eps_lin(p: ModelParams) -> float:
-    """The linear baseline's test error (THEORY.md §7.4, QMC; memoised)."""
+    """The linear baseline's test error (docs/theory.md §7.4, QMC; memoised)."""
     return linear_test_error_qmc(p)[0]
 
 
 def _packed(p: ModelParams, sol) -> np.ndarray:
-    return _Layout(p.rank, p.K, p.teacher_rank).pack(sol.overlaps)
+    return Layout(p.rank, p.K, p.teacher_rank).pack(sol.overlaps)
 
 
 def scrambling_line_starts(
@@ -213,7 +213,7 @@ def scrambling_line_starts(
 class CombinedLinePoint(LinePoint):
     """A line point over scramblings: alpha the mean of the per-scrambling roots, alpha_err the
     standard error of that mean (NaN, with the reason in status, below two roots), states the
-    mean branch states (packed overlaps, `engine._Layout`), evaluations their sum; roots and
+    mean branch states (packed overlaps, `engine.Layout`), evaluations their sum; roots and
     statuses per scrambling."""
 
     roots: tuple[float, ...] = ()

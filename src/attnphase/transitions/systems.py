@@ -1,5 +1,6 @@
-"""The defining systems of the transitions (THEORY.md §5) for the exact L=2 engine, as residuals
-of a vector z of unknowns at fixed model parameters (issue 12).
+"""The defining systems of the transitions (docs/theory.md §5) for the exact L=2 engine, as
+residuals
+of a vector z of unknowns at fixed model parameters.
 
 A branch's state is the free components of its overlaps (q, m, V, theta) (the pinned ones of
 `pinned_overlaps` stay at zero); its residual is G(x; alpha) = SE(x; alpha) - x on them.
@@ -21,7 +22,7 @@ import numpy as np
 
 from ..params import ModelParams
 from ..theory.gauss_hermite.channel import ChannelIntegrator, kappa, test_error
-from ..theory.gauss_hermite.engine import _admissible, _Engine, pinned_overlaps
+from ..theory.gauss_hermite.engine import GaussHermiteMap, admissible, pinned_overlaps
 from ..theory.iterate import InadmissibleStep
 from ..theory.method import GaussHermite
 from ..theory.overlaps import Overlaps, scalar_free_entropy
@@ -83,13 +84,13 @@ class BranchMap(CachedBranchMap):
     def _evaluate(self, xf, alpha):
         p = self.p
         x = self.full(xf)
-        if not (alpha > 0 and _admissible(x, p.rho)):
+        if not (alpha > 0 and admissible(x, p.rho)):
             raise OffDomain(f"{self.branch}: inadmissible overlaps {x} at alpha {alpha}")
         if self.branch == "semantic" and abs(x[3]) < self.on_branch:
             raise OffDomain("semantic branch collapsed (theta -> 0)")
         if self.branch == "positional" and abs(x[1]) < self.on_branch:
             raise OffDomain("positional branch collapsed (m -> 0)")
-        engine = _Engine(alpha, p, self.integ, "ibp", pinned_overlaps(self.branch, p))
+        engine = GaussHermiteMap(alpha, p, self.integ, "ibp", pinned_overlaps(self.branch, p))
         try:
             fx, (h, mom) = engine.step(x)
         except InadmissibleStep as err:

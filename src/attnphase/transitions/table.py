@@ -1,4 +1,4 @@
-"""Transition lines as a table, one row per value of the varied parameter (THEORY.md §5): by
+"""Transition lines as a table, one row per value of the varied parameter (docs/theory.md §5): by
 continuation (`line_table`, resumable and parallel) or by an independent scan at each value
 (`find_transitions`), with either integration method, in one column layout.
 

@@ -1,4 +1,4 @@
-"""The landscape probe of THEORY.md §9: where does L-BFGS end from starts of varying overlap?
+"""The landscape probe of docs/theory.md §9: where does L-BFGS end from starts of varying overlap?
 
 For each seed the data set is the one `attnphase.simulate` draws for that seed (teacher Q*,
 training tokens, test set). From Q0 = c Q* + sqrt(1 - c^2) g, with g the d x r standard
@@ -9,22 +9,20 @@ tolerance. |Q0|^2/d ~ 1 and theta(Q0) ~ c sigma^2 for every c. With r > t the st
 columns (no teacher column to align with) start at g's columns for every c (a zero column would
 stay zero: the gradient vanishes there); with r < t only the first r teacher columns are used.
 
-At the end point Q we report the overlaps and losses of `simulate` and the curvature.
-H is the Hessian of the risk R(Q) itself (eq. 3, a sum over samples), whose spectrum is O(1)
-(H = lam I with no data); the Hessian of R/d is H/d. hessian_min is its smallest eigenvalue, by
-Lanczos (`scipy.sparse.linalg.eigsh`) on Hessian-vector products. The products use that R
-depends on Q only through the fields h = x~ Q/sqrt(d): H = lam I + (1/d) sum_mu x~_mu^T H_mu x~_mu
-with the per-sample field Hessians H_mu of `attnphase.ops.tensor.loss_derivatives`, which is
-exact and ~8x faster than forward-over-reverse through the whole risk (5 ms against 44 ms per
-product at d = 1000, alpha = 2, 1 thread); the tests compare both with
-`torch.autograd.functional.hessian`.
-V_sim = sigma^2 tr(H^-1)/d (r x r block traces for r > 1) is the susceptibility that THEORY.md
-§3 calls V (sigma^2/lam with no data, as sigma^2/(lam + sigma^2 Vhat) at Vhat = 0) and that
-§8.1 measures by leave-one-out retraining: exact from the dense H (Cholesky) when d r <=
-DENSE_MAX, otherwise a Hutchinson estimate (Rademacher probes, H^-1 z by conjugate gradients on
-the HVP operator) with its standard error. V_sim is NaN where H is not positive definite.
-For r > 1 the r(r-1)/2 exact zero modes of the symmetry Q -> Q O are projected out of both
-(see `Curvature`).
+At the end point Q we report the overlaps and losses of `simulate` and the curvature. H is the
+Hessian of the risk R(Q) itself (eq. 3, a sum over samples), whose spectrum is O(1) (H = lam I with
+no data); the Hessian of R/d is H/d. hessian_min is its smallest eigenvalue, by Lanczos
+(`scipy.sparse.linalg.eigsh`) on Hessian-vector products. The products use that R depends on Q only
+through the fields h = x~ Q/sqrt(d): H = lam I + (1/d) sum_mu x~_mu^T H_mu x~_mu with the per-sample
+field Hessians H_mu of `attnphase.ops.tensor.loss_derivatives`, which is exact and ~8x faster than
+forward-over-reverse through the whole risk (5 ms against 44 ms per product at d = 1000, alpha = 2,
+1 thread); the tests compare both with `torch.autograd.functional.hessian`. V_sim = sigma^2
+tr(H^-1)/d (r x r block traces for r > 1) is the susceptibility that docs/theory.md §3 calls V
+(sigma^2/lam with no data, as sigma^2/(lam + sigma^2 Vhat) at Vhat = 0) and that §8.1 measures by
+leave-one-out retraining: exact from the dense H (Cholesky) when d r <= DENSE_MAX, otherwise a
+Hutchinson estimate (Rademacher probes, H^-1 z by conjugate gradients on the HVP operator) with its
+standard error. V_sim is NaN where H is not positive definite. For r > 1 the r(r-1)/2 exact zero
+modes of the symmetry Q -> Q O are projected out of both (see `Curvature`).
 """
 
 from __future__ import annotations
@@ -159,7 +157,7 @@ class Curvature:
 
     R depends on Q only through the fields h = x~ Q/sqrt(d), linearly, so
     H = lam I + (1/d) sum_mu x~_mu^T H_mu x~_mu (with the rank index carried along), where H_mu
-    is the (L r) x (L r) Hessian of sample mu's loss g_mu in its fields (THEORY.md §8,
+    is the (L r) x (L r) Hessian of sample mu's loss g_mu in its fields (docs/theory.md §8,
     `attnphase.ops.tensor.loss_derivatives`). A Hessian-vector product is then two passes over
     the data (`fields`, `back_project`), the dense H one matrix product. Flat vectors are
     row-major over (d, r).
@@ -307,7 +305,7 @@ def hutchinson_block_traces(
 
 
 def _susceptibility(curv, hmin, sigma, d, method, probes, rng):
-    """(V_sim, V_sim_err, method used) of THEORY.md §3's V: sigma^2 tr(H^-1)/d."""
+    """(V_sim, V_sim_err, method used) of docs/theory.md §3's V: sigma^2 tr(H^-1)/d."""
     r = curv.shape[1]
     if method == "auto":
         method = "dense" if curv.size <= DENSE_MAX else "hutchinson"
@@ -343,7 +341,7 @@ def probe_landscape(
     progress: bool = False,
 ) -> LandscapeResult:
     """L-BFGS from every start overlap c in `starts` on the data of every seed and alpha
-    (THEORY.md §9), with the curvature at each end point (see the module docstring).
+    (docs/theory.md §9), with the curvature at each end point (see the module docstring).
     gtol: RMS-gradient target (default: the simulations', `SimConfig.gtol`). method: how
     tr(H^-1) is computed ("auto": dense up to d r = DENSE_MAX, else Hutchinson with `probes`
     probes, drawn from a generator seeded by (seed, c index))."""

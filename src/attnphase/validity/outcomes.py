@@ -1,4 +1,4 @@
-"""Which minimum a start reaches, how often (the paper's App. E.4, Fig. 15; THEORY.md §10).
+"""Which minimum a start reaches, how often (the paper's App. E.4, Fig. 15; docs/theory.md §10).
 
 At each alpha, `runs` independent problems (seed = run index: teacher, data, test set and start
 from the seed) are trained from a start (default: random, with Adam), and on the same data the
@@ -85,7 +85,7 @@ def classify(
     overlap_atol: float = OVERLAP_ATOL,
     loss_rtol: float = LOSS_RTOL,
 ) -> str:
-    """ "semantic", "positional" or "other" for an end point with overlaps theta, m (THEORY.md
+    """ "semantic", "positional" or "other" for an end point with overlaps theta, m (docs/theory.md
     §1, r = t = 1) and training loss `loss`; `semantic` and `positional` are (theta, m, loss)
     of the semantic-start and positional-start runs on the same data. Rules in the module
     docstring."""

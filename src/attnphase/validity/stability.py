@@ -1,4 +1,4 @@
-"""Stability of a replica-symmetric fixed point (THEORY.md §9): the smooth replicon factor and
+"""Stability of a replica-symmetric fixed point (docs/theory.md §9): the smooth replicon factor and
 the probability mass of the nodes near a jump of the resolvent.
 
 With J = dh_hat/dw = (B + H)^{-1} B at the global minimiser (B = I_L (x) V^{-1}, H the Hessian of
@@ -7,20 +7,19 @@ Jt = W^{-1} J W = (I + W H W)^{-1}, the factor is
 
     lambda_rep = (alpha / r) E[ ||Jt - I||_F^2 ]
 
-(THEORY §9's alpha sum_{l,k} E[(dh_hat_l/dw_k - delta_lk)^2] for r = 1; for r > 1 its mean over
-the r directions). For H >= 0 the eigenvalues of I - Jt lie in [0, 1), so ||Jt - I||_F^2 <=
-tr(I - Jt) = tr(V^{1/2} D V^{1/2}) with D = sum_l D_l of THEORY §8 step 3, and at a fixed point
-V = sigma^2 (lambda + sigma^2 Vhat)^{-1} <= Vhat^{-1} gives lambda_rep <= tr(V Vhat)/r <= 1: a
+(docs/theory.md §9's alpha sum_{l,k} E[(dh_hat_l/dw_k - delta_lk)^2] for r = 1; for r > 1 its mean
+over the r directions). For H >= 0 the eigenvalues of I - Jt lie in [0, 1), so ||Jt - I||_F^2 <=
+tr(I - Jt) = tr(V^{1/2} D V^{1/2}) with D = sum_l D_l of docs/theory.md §8 step 3, and at a fixed
+point V = sigma^2 (lambda + sigma^2 Vhat)^{-1} <= Vhat^{-1} gives lambda_rep <= tr(V Vhat)/r <= 1: a
 convex loss is RS-stable. The resolvent of the non-convex softmax loss jumps between prox minima;
-the jumps add delta terms to dh_hat/dw which the smooth factor does not count, so they are
-reported apart: a node is near a jump when another local minimum of its Moreau objective
-becomes the global one within a distance JUMP_RADIUS of the node in the student field w at fixed
-teacher field h*, measured in units of q^{1/2} (the derivative of the jump that enters
-Vhat = -alpha E[df/dw]); the distance is the first-order estimate envelope gap / |gradient of
-the gap|, and the mass grows with JUMP_RADIUS (about linearly for small radii). GAMP's Vhat,
-the smooth part alpha E[sum_l D_l] = alpha V^{-1} E[sum_l (I - J_ll)], is reported as
-`vhat_smooth`: its distance from the state evolution's (Stein) Vhat is the jumps' share of Vhat
-(THEORY §8.1).
+the jumps add delta terms to dh_hat/dw which the smooth factor does not count, so they are reported
+apart: a node is near a jump when another local minimum of its Moreau objective becomes the global
+one within a distance JUMP_RADIUS of the node in the student field w at fixed teacher field h*,
+measured in units of q^{1/2} (the derivative of the jump that enters Vhat = -alpha E[df/dw]); the
+distance is the first-order estimate envelope gap / |gradient of the gap|, and the mass grows with
+JUMP_RADIUS (about linearly for small radii). GAMP's Vhat, the smooth part alpha E[sum_l D_l] =
+alpha V^{-1} E[sum_l (I - J_ll)], is reported as `vhat_smooth`: its distance from the state
+evolution's (Stein) Vhat is the jumps' share of Vhat (docs/theory.md §8.1).
 """
 
 from __future__ import annotations
@@ -48,7 +47,8 @@ DISTINCT = 1e-4  # relative distance above which two prox minimisers are differe
 
 @dataclass(frozen=True)
 class Stability:
-    """THEORY §9 at one fixed point: mean over scramblings with standard errors (NaN for one)."""
+    """docs/theory.md §9 at one fixed point: mean over scramblings with standard errors (NaN for
+    one)."""
 
     rs_stability: float
     rs_stability_err: float
@@ -148,7 +148,8 @@ def channel_stability(
 def stability(
     channels: list[QMCChannel], overlaps: list[MatrixOverlaps], alpha: float, p: ModelParams
 ) -> Stability:
-    """THEORY §9 at a fixed point: each scrambling's channel at its own fixed point's overlaps,
+    """docs/theory.md §9 at a fixed point: each scrambling's channel at its own fixed point's
+    overlaps,
     averaged, with the standard error over scramblings."""
     rows = [channel_stability(ch, o, alpha, p) for ch, o in zip(channels, overlaps, strict=True)]
     out: dict[str, Any] = {}  # Stability's fields: float, or an r x r array for vhat_smooth
@@ -170,7 +171,8 @@ def with_stability(
     points: int | None = None,
     randomisations: int | None = None,
 ) -> TheoryResult:
-    """The fixed point `result` with THEORY §9's rs_stability, jump_mass and vhat_smooth (and
+    """The fixed point `result` with docs/theory.md §9's rs_stability, jump_mass and vhat_smooth
+    (and
     their standard errors over scramblings) filled in (tied model, Gaussian tokens).
 
     A QMC result is measured on its own scramblings (seeds as `solve` draws them) at each one's
@@ -215,7 +217,7 @@ def learning_curves_with_stability(
     method: Method | str = "auto",
     progress: bool = False,
 ) -> list[TheoryResult]:
-    """`theory.learning_curves` with THEORY §9's rs_stability and jump_mass at every fixed
+    """`theory.learning_curves` with docs/theory.md §9's rs_stability and jump_mass at every fixed
     point (`with_stability`; tied model, Gaussian tokens only)."""
     p = params if params is not None else ModelParams()
     if not p.is_tied_gaussian:

@@ -1,9 +1,9 @@
-"""Where in (alpha, omega) the replica-symmetric answer is trustworthy (THEORY.md §9).
+"""Where in (alpha, omega) the replica-symmetric answer is trustworthy (docs/theory.md §9).
 
 For each (alpha, omega) of a grid, `trust_map` puts side by side
 - the theory (exact L = 2 engine, `solve`): the fixed points reached from the semantic and the
-  positional start, their kind, theta, m, training loss, which is the global minimum, and THEORY
-  §9's smooth replicon factor `rs_stability` and `jump_mass` at each converged one
+  positional start, their kind, theta, m, training loss, which is the global minimum, and
+  docs/theory.md §9's smooth replicon factor `rs_stability` and `jump_mass` at each converged one
   (`with_stability` on `points` Sobol points x `randomisations` scramblings: 4096 x 4 by default,
   half the general engine's default, to keep a grid affordable);
 - L-BFGS at finite d (`simulate`, semantic and positional starts, the given seeds): theta, m,
@@ -19,7 +19,7 @@ is "trustworthy" when all of these hold, else "rugged" with the failed criteria 
   |theta| and |m| (`agrees`);
 - `gamp`: GAMP's end point (mean over its runs) agrees with it (skipped without GAMP);
 - `gamp_converged`: every GAMP run converges (status "converged": no sample switching prox
-  minima, THEORY §8.1); kept apart from `gamp` because at finite d a handful of samples can
+  minima, docs/theory.md §8.1); kept apart from `gamp` because at finite d a handful of samples can
   keep GAMP cycling next to the fixed point;
 - `rs_stability`: the smooth replicon factor of the reference fixed point is below 1 (§9);
 - `jump_mass`: its jump mass is below JUMP_MASS_MAX.
@@ -61,7 +61,7 @@ SEED_SD = {"theta": 0.0073, "m": 0.0125}
 SEED_SD_D = 1000
 REL_BIAS = 0.05
 RS_MAX = 1.0
-# THEORY §9 / tests/test_stability.py: jump mass 0 at alpha 1.5 and 3 semantic (theory,
+# docs/theory.md §9 / tests/test_stability.py: jump mass 0 at alpha 1.5 and 3 semantic (theory,
 # L-BFGS and GAMP agree), 0.15% on the positional branch at alpha 1.5 where L-BFGS still
 # agrees with the theory in theta, m, q (tests/test_sim_theory.py) while GAMP cycles on 4 of
 # 3000 samples, 1.4-1.5% at alpha 0.8 semantic where L-BFGS finds theta ~0.08 against the

@@ -1,4 +1,5 @@
-"""The channel expectations of the state evolution (THEORY.md §3, §4, §6), in one compiled pass.
+"""The channel expectations of the state evolution (docs/theory.md §3, §4, §6), in one compiled
+pass.
 
 For fields w_l = sqrt(q) xi_l + s_l m and h*_l = (theta/sqrt(q)) xi_l + v y_l,
 v = sqrt(rho - theta^2/q), the kernel solves the global prox at every node of the product
@@ -26,7 +27,7 @@ from ..overlaps import Hats, Overlaps
 
 @dataclass(frozen=True)
 class ChannelMoments:
-    """Gaussian expectations at one point (q, m, V, theta); names follow THEORY.md §3-§6.
+    """Gaussian expectations at one point (q, m, V, theta); names follow docs/theory.md §3-§6.
 
     M is the Moreau envelope without the teacher-only constant kappa; ell likewise.
     """
@@ -254,14 +255,14 @@ class ChannelIntegrator:
 
 
 def teacher_spread(q: float, theta: float, rho: float) -> float:
-    """v = sqrt(rho - theta^2/q), the teacher's field noise (THEORY.md §2)."""
+    """v = sqrt(rho - theta^2/q), the teacher's field noise (docs/theory.md §2)."""
     return math.sqrt(rho - theta * theta / q)
 
 
 def hats(
     e: ChannelMoments, o: Overlaps, *, alpha: float, rho: float, estimator: str = "ibp"
 ) -> Hats:
-    """Conjugate variables from the channel expectations (THEORY.md §3 and §6).
+    """Conjugate variables from the channel expectations (docs/theory.md §3 and §6).
 
     estimator="ibp" uses the integration-by-parts forms (§6), "direct" the forms of §3.
     """
@@ -296,5 +297,5 @@ def train_loss_identity(
 
 
 def test_error(e: ChannelMoments, *, kappa_: float) -> float:
-    """eps_g = mse/2 = E[ell(w; h*)] at the un-proxed fields (eq. 10, THEORY.md §4)."""
+    """eps_g = mse/2 = E[ell(w; h*)] at the un-proxed fields (eq. 10, docs/theory.md §4)."""
     return e.ell_free + kappa_

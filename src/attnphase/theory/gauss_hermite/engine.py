@@ -1,5 +1,5 @@
 """The exact L=2 channel's solver: tied rank-1 dot-product attention with two tokens
-(THEORY.md §2-§6), integrated on a Gauss-Hermite grid.
+(docs/theory.md §2-§6), integrated on a Gauss-Hermite grid.
 
 `solve_exact` finds one fixed point of the state evolution; `exact_curve` follows a branch
 along a grid of alpha with warm starts. Both return `TheoryResult` records; the public entry
@@ -24,7 +24,7 @@ from .channel import ChannelIntegrator, ChannelMoments, hats, kappa, test_error
 
 BRANCHES = ("semantic", "positional", "trivial")
 
-# The authors' initial overlaps (q, m, V, theta) for each branch (THEORY.md §3).
+# The authors' initial overlaps (q, m, V, theta) for each branch (docs/theory.md §3).
 INITIAL_OVERLAPS: dict[str, Overlaps] = {
     "semantic": Overlaps(q=0.9068, m=0.0002, V=14.575, theta=0.3472),
     "positional": Overlaps(q=0.0207, m=0.2, V=14.575, theta=0.0),
@@ -39,7 +39,7 @@ def _as_vector(o: Overlaps) -> np.ndarray:
     return np.array([o.q, o.m, o.V, o.theta])
 
 
-def _admissible(x: np.ndarray, rho: float) -> bool:
+def admissible(x: np.ndarray, rho: float) -> bool:
     q, _, V, theta = x
     return bool(q > 0 and V > 0 and rho - theta * theta / q > 0)
 
@@ -54,7 +54,7 @@ def pinned_overlaps(branch: str, p: ModelParams) -> tuple[bool, bool]:
     """Which of (m, theta) a branch holds at exactly zero.
 
     theta = 0 is invariant under the map for any A (symmetry y -> -y), and m = 0 when A is
-    swap-symmetric (THEORY.md §6). Solving a branch on its invariant manifold keeps rounding
+    swap-symmetric (docs/theory.md §6). Solving a branch on its invariant manifold keeps rounding
     noise from carrying the iteration off an unstable branch; explicit starts pin nothing.
     """
     sym = swap_symmetric(p)
@@ -65,7 +65,7 @@ def pinned_overlaps(branch: str, p: ModelParams) -> tuple[bool, bool]:
     }.get(branch, (False, False))
 
 
-class _Engine:
+class GaussHermiteMap:
     """The state-evolution map (q, m, V, theta) -> overlaps(hats(...)) at fixed alpha, with the
     pinned components of (m, theta) held at zero."""
 
@@ -97,7 +97,7 @@ class _Engine:
         )
 
     def step(self, x: np.ndarray) -> tuple[np.ndarray, tuple[Hats, ChannelMoments]]:
-        if not _admissible(x, self.p.rho):
+        if not admissible(x, self.p.rho):
             raise InadmissibleStep(f"overlaps (q, m, V, theta) = {tuple(x)} are not admissible")
         o = Overlaps(*x)
         e = self.moments(o)
@@ -150,7 +150,7 @@ class _Ladder:
     """Integrators for a coarse-to-fine solve, each keeping its per-node prox warm starts, and
     the Jacobian of the residual map reused along a learning curve.
 
-    coarse: damped iterations of a cold start (THEORY.md §6); mid (half the xi order, a quarter
+    coarse: damped iterations of a cold start (docs/theory.md §6); mid (half the xi order, a quarter
     of the nodes): Anderson to a loose tolerance and the finite-difference Jacobian; full: chord
     Newton steps with that Jacobian (Anderson when they stall); check: the same at the check
     order from the converged point, for the errors.
@@ -186,11 +186,11 @@ def _solve_with(
     method = ladder.method
     eps_lin = linear_test_error(p)
     pinned = pinned_overlaps(branch, p)
-    engine = _Engine(alpha, p, ladder.full, estimator, pinned)
-    mid = _Engine(alpha, p, ladder.mid, estimator, pinned)
+    engine = GaussHermiteMap(alpha, p, ladder.full, estimator, pinned)
+    mid = GaussHermiteMap(alpha, p, ladder.mid, estimator, pinned)
     x = _as_vector(start) * engine.keep
     kw: StageOptions = {
-        "admissible": lambda z: _admissible(z, p.rho),
+        "admissible": lambda z: admissible(z, p.rho),
         "damping": damping,
         "max_iter": max_iter,
     }
@@ -198,20 +198,20 @@ def _solve_with(
     if cold:
         ladder.jacobian = None
         pre = iterate(
-            _Engine(alpha, p, ladder.coarse, estimator, pinned).step,
+            GaussHermiteMap(alpha, p, ladder.coarse, estimator, pinned).step,
             x,
             tol=max(tol, 1e-4),
             anderson=0,
             **kw,
         )
         iterations += pre.iterations
-        if pre.aux is not None and _admissible(pre.x, p.rho):
+        if pre.aux is not None and admissible(pre.x, p.rho):
             x = pre.x
         ladder.full.reset()
     if ladder.jacobian is None:
         pre = iterate(mid.step, x, tol=max(tol, 1e-5), anderson=anderson, **kw)
         iterations += pre.iterations
-        if pre.aux is not None and _admissible(pre.x, p.rho):
+        if pre.aux is not None and admissible(pre.x, p.rho):
             x = pre.x
             fx, _ = mid.step(x)
             ladder.jacobian = residual_jacobian(mid.step, x, fx, engine.keep > 0)
@@ -231,7 +231,7 @@ def _solve_with(
     hats_, mom = rep.aux
     errors = None
     if check and rep.converged:
-        at_check = _Engine(alpha, p, ladder.check, estimator, pinned)
+        at_check = GaussHermiteMap(alpha, p, ladder.check, estimator, pinned)
         crep = iterate(
             at_check.step, rep.x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw
         )
@@ -281,7 +281,7 @@ def solve_exact(
     check: bool = True,
 ) -> TheoryResult:
     """One fixed point on the exact channel. start None: the branch's initial overlaps
-    (THEORY.md §3), solved cold (damped iterations at a coarse order first); explicit overlaps
+    (docs/theory.md §3), solved cold (damped iterations at a coarse order first); explicit overlaps
     are solved directly with Anderson acceleration, on `branch`'s invariant manifold
     (`pinned_overlaps`; "custom" pins nothing). check: every number's error is its change
     when the fixed point is re-solved at the method's check order (warm, from the first)."""
@@ -291,7 +291,7 @@ def solve_exact(
         first = INITIAL_OVERLAPS[branch]
     else:
         first = start_overlaps(start)
-    if not _admissible(_as_vector(first), p.rho):
+    if not admissible(_as_vector(first), p.rho):
         raise ValueError(
             f"start overlaps {first} are not admissible (need q, V > 0, q rho > theta^2)"
         )
@@ -319,7 +319,7 @@ def _predict(done: list[TheoryResult], alpha: float, rho: float) -> Overlaps:
         prev = _as_vector(Overlaps(done[-2].q, done[-2].m, done[-2].V, done[-2].theta))
         step = (alpha - done[-1].alpha) / (done[-1].alpha - done[-2].alpha)
         guess = last + step * (last - prev)
-        if _admissible(guess, rho):
+        if admissible(guess, rho):
             return Overlaps(*guess)
     return Overlaps(*last)
 

@@ -1,1 +1,1 @@
-"""The general engine (THEORY.md §7): any L, r, t and encodings, by randomised QMC."""
+"""The general engine (docs/theory.md §7): any L, r, t and encodings, by randomised QMC."""

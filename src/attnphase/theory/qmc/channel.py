@@ -1,4 +1,4 @@
-"""Channel expectations of THEORY.md §7.1-§7.4 for any L, r, t by randomised quasi-Monte Carlo.
+"""Channel expectations of docs/theory.md §7.1-§7.4 for any L, r, t by randomised quasi-Monte Carlo.
 
 The L(r+t) standard Gaussians (xi_l in R^r, y_l in R^t, l = 1..L) are taken at the points of one
 scrambled Sobol sequence (scipy.stats.qmc) mapped through the normal quantile, together with

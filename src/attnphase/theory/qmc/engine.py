@@ -1,12 +1,12 @@
-"""The QMC channel's solver: fixed points of the general state evolution (THEORY.md §7) for any
+"""The QMC channel's solver: fixed points of the general state evolution (docs/theory.md §7) for any
 L, r, t, encodings and variant (tied, untied, correlated tokens).
 
-One scrambling of the quasi-Monte Carlo points gives a deterministic map
-overlaps -> hats -> overlaps (`general_equations`), iterated with the generic loop of
-`attnphase.theory.iterate` (damping weights the OLD iterate; Anderson acceleration). The fixed
-point is solved once per independent scrambling; the result reports the mean over them and,
-for every overlap and observable, the standard error of that mean (`<name>_err`), as THEORY.md
-§7.6 recommends (averaging many small-sample fixed points instead would bias the result).
+One scrambling of the quasi-Monte Carlo points gives a deterministic map overlaps -> hats ->
+overlaps (`general_equations`), iterated with the generic loop of `attnphase.theory.iterate`
+(damping weights the OLD iterate; Anderson acceleration). The fixed point is solved once per
+independent scrambling; the result reports the mean over them and, for every overlap and observable,
+the standard error of that mean (`<name>_err`), as docs/theory.md §7.6 recommends (averaging many
+small-sample fixed points instead would bias the result).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .mixture import cluster_overlaps
 QMC_BRANCHES = ("semantic", "positional", "trivial", "mixed")
 MIXTURE_BRANCH = "clustered"  # correlated tokens: aligned with the cluster means, not the positions
 COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
-# damping of the cold stage: the undamped map's multipliers (THEORY.md §8.1) bound the step
+# damping of the cold stage: the undamped map's multipliers (docs/theory.md §8.1) bound the step
 # 1 - damping below ~0.76 on the semantic branch and ~0.36 on the positional one (at 0.5 the
 # cold positional start at L=2, alpha 1.5 cycled with residual O(1); 0.8 on the semantic branch
 # took twice the iterations of 0.5)
@@ -61,7 +61,7 @@ def mean_rows(variant: Variant) -> int:
 
 
 def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
-    """Starting overlaps of each branch, the L=2 authors' values (THEORY.md §3) per column:
+    """Starting overlaps of each branch, the L=2 authors' values (docs/theory.md §3) per column:
     semantic: every column aligned with the teacher; positional: column 1 along the first
     encoding direction (M = (0.2, 0, ...): any M of rank one is this up to a rotation of the
     columns), the others trivial; mixed (r >= 2): column 1 semantic, column 2 positional;
@@ -166,7 +166,7 @@ def free_overlaps(
     return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=V)
 
 
-class _Layout:
+class Layout:
     """Packing of MatrixOverlaps into one vector: q and V by their upper triangles."""
 
     def __init__(self, r: int, K: int, t: int, variant: Variant = TIED):
@@ -288,7 +288,7 @@ class QMCMap:
         self.alpha, self.p, self.channel, self.keep = alpha, p, channel, keep
         self.variant = channel.variant
         self.lam = ridge(p)
-        self.layout = _Layout(channel.r, p.K, p.teacher_rank, self.variant)
+        self.layout = Layout(channel.r, p.K, p.teacher_rank, self.variant)
         # M = theta = 0 (trivial manifold): the fixed point is rotation invariant (q, V
         # proportional to I), nothing drifts, and q's eigenvectors are no frame
         self.isotropic = self.layout.pins_M_and_theta(keep)
@@ -317,14 +317,14 @@ class QMCMap:
         return fx, (h, m)
 
 
-def collapsed(layout: _Layout, x: np.ndarray, branch: str) -> bool:
+def collapsed(layout: Layout, x: np.ndarray, branch: str) -> bool:
     """Whether a semantic (positional) iterate's theta (M) has fallen below COLLAPSED."""
     _, bM, bT, _ = layout.blocks()
     block = {"semantic": bT, "positional": bM}.get(branch)
     return block is not None and float(np.abs(x[block]).max()) < COLLAPSED
 
 
-def defined_start(fmap: QMCMap, x: np.ndarray, layout: _Layout, tries: int = 6) -> np.ndarray:
+def defined_start(fmap: QMCMap, x: np.ndarray, layout: Layout, tries: int = 6) -> np.ndarray:
     """A cold start where the map is defined: q doubled until lambda I + sigma^2 Vhat is positive
     definite there. With q small the fields sit where the loss is concave on average and Vhat < 0
     (measured at L=3, omega 0.3, start q = 0.02: from alpha 1.5 on the trivial manifold and at
@@ -371,7 +371,7 @@ def mean_multiplier(fmap: QMCMap, o: ge.MatrixOverlaps) -> float:
     return float(np.linalg.eigvals(J).real.max())
 
 
-def _observables(o, h, m, alpha, p: ModelParams, lam: float) -> dict[str, float]:
+def fixed_point_observables(o, h, m, alpha, p: ModelParams, lam: float) -> dict[str, float]:
     rho = p.sigma**2 * np.eye(p.teacher_rank)
     phi = ge.free_entropy(o, h, m.M, alpha=alpha, sigma=p.sigma, lam=lam, rho=rho)
     return {
@@ -398,7 +398,7 @@ def solve_one(
     Anderson-accelerated damped steps; a start whose order parameter collapses (`collapsed`)
     is finished on the trivial manifold."""
     variant = channel.variant
-    layout = _Layout(channel.r, p.K, p.teacher_rank, variant)
+    layout = Layout(channel.r, p.K, p.teacher_rank, variant)
     keep = layout.mask(branch)
     x = layout.pack(canonical(start, variant)) * keep
     fine = QMCMap(alpha, p, channel, keep)
@@ -439,7 +439,7 @@ def solve_one(
         return Solution(None, None, {}, False, iterations, rep.residuals, rep.status)
     h, m = rep.aux
     o, h = oriented(layout.unpack(rep.x), h, variant)
-    observables = _observables(o, h, m, alpha, p, ridge(p))
+    observables = fixed_point_observables(o, h, m, alpha, p, ridge(p))
     if p.mixture is not None:
         fmap = QMCMap(alpha, p, channel, layout.free_means(keep))
         observables["mean_multiplier"] = mean_multiplier(fmap, o)

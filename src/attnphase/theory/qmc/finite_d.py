@@ -1,5 +1,5 @@
 """The leading finite-d correction the state evolution leaves out: the positional part of the
-student's output (THEORY.md §1 and §7; measured in studies/general_vs_sim.py).
+student's output (docs/theory.md §1 and §7; measured in studies/general_vs_sim.py).
 
 The student outputs f = S(h)(x + P), P = C U^T (rows p_l = sum_k C_lk u_k, eq. 2/15), while the
 teacher outputs y = T x (eq. 1/16). Per sample, with z_jk = x_j . u_k ~ N(0, sigma^2),

@@ -1,4 +1,5 @@
-"""Correlated tokens in the state evolution (docs/theory-mixtures.md §2; THEORY.md §10, Result C.2).
+"""Correlated tokens in the state evolution (docs/theory-mixtures.md §2; docs/theory.md §10, Result
+C.2).
 
 Tokens x_l = mu_{c_l} + sigma z_l with K cluster means of norm N = O(1) (a centred regular
 simplex in a random subspace, as `attnphase.sim.data.cluster_means`) and labels c_1..c_L a
@@ -10,7 +11,7 @@ only through the encodings
     C(c) = [C, N B_{c_1}; ...; C, N B_{c_L}]      (L x (K_pos + K - 1); theory-mixtures §2)
 
 with B (K x (K - 1)) the unit-norm simplex vertices in an orthonormal basis of their span.
-Every expectation of THEORY.md §7.2-§7.4 becomes an average over c with its chain probability;
+Every expectation of docs/theory.md §7.2-§7.4 becomes an average over c with its chain probability;
 the mean rows of M are m_mu = U_mu^T Q / sqrt(d), and mu_k^T Q / sqrt(d) = N B_k m_mu.
 """
 

@@ -1,4 +1,4 @@
-"""Stationarity of Phi in the overlaps (THEORY.md §7.5): the real test of the hats.
+"""Stationarity of Phi in the overlaps (docs/theory.md §7.5): the real test of the hats.
 
 At fixed hats, Phi of §7.4 is stationary in (q, M, theta, V) exactly when
     Vhat = 2 alpha dE[M]/dq,   qhat = -2 alpha dE[M]/dV,

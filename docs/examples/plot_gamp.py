@@ -28,3 +28,21 @@ ax.semilogy([step.grad_norm for step in history], color="tab:blue")
 ax.set_xlabel("iteration")
 ax.set_ylabel(r"$|\nabla R|_F / \sqrt{d r}$")
 plt.show()
+
+# %%
+# The trust map puts side by side, at each (alpha, omega), the theory's fixed points with
+# their replicon factor and jump mass (theory §9), L-BFGS from both starts and, optionally,
+# GAMP, and says where the replica-symmetric answer holds. One small point here.
+from attnphase import trust_map
+
+rows = trust_map(p, [1.5], [0.3], d=200, seeds=1, gamp=False, points=512, randomisations=2)
+for key in (
+    "alpha",
+    "omega",
+    "verdict",
+    "reasons",
+    "sem_rs_stability",
+    "sem_jump_mass",
+    "sim_agree",
+):
+    print(key, rows[0].get(key))

@@ -8,6 +8,7 @@ import click
 import typer.main
 from typer.cli import get_docs_for_click
 
+import attnphase
 from attnphase import __version__
 from attnphase.cli import app
 
@@ -62,3 +63,19 @@ def _write_cli_reference() -> None:
 
 
 _write_cli_reference()
+
+
+def _check_public_names() -> None:
+    """Fail the build on a public function or class without a docstring, or on a public name
+    missing from the API page."""
+    page = (Path(__file__).parent / "reference" / "api.md").read_text()
+    listed = {word.strip("`,.") for line in page.splitlines() for word in line.split()}
+    for name in attnphase.__all__:
+        obj = getattr(attnphase, name)
+        if callable(obj) and not (obj.__doc__ or "").strip():
+            raise RuntimeError(f"attnphase.{name} has no docstring")
+        if name not in listed:
+            raise RuntimeError(f"attnphase.{name} is public but not on reference/api.md")
+
+
+_check_public_names()

@@ -1,6 +1,8 @@
 """
-The extensions: untied query and key, a value matrix, correlated tokens, random starts
-=====================================================================================
+The extensions
+==============
+
+Untied query and key, a value matrix, correlated tokens and random starts.
 
 The paper's appendix studies these by experiment; attnphase simulates all of them and solves
 untied query and key and correlated tokens in theory (theory §10). Each is an option of the

@@ -105,3 +105,43 @@ def test_digest_changes_with_any_source_of_the_package(tmp_path, edit):
     else:
         (tmp_path / "pkg" / "extra.py").write_text("y = 2\n")
     assert sources_digest(tmp_path / "pkg" / "kernel.py") != before
+
+
+def test_unwritable_cache_locations_fall_back_to_the_temporary_directory(tmp_path):
+    """A read-only install run by a user without a writable home: no __pycache__ beside the
+    sources (a file stands in its way), no user cache directory (its parent is a file). The
+    kernel still compiles, and its cache goes to a private directory under TMPDIR."""
+    _write_package(tmp_path, "attnphase", offset=1.0)
+    (tmp_path / "pkg" / "__pycache__").write_text("not a directory")
+    (tmp_path / "home").write_text("not a directory")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tmp_path),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "home" / "cache"),
+        "TMPDIR": str(tmp),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    env.pop("NUMBA_CACHE_DIR", None)
+    code = "from pkg.kernel import kernel; print(kernel(1.0))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout.strip().splitlines()[-1]) == 4.0
+    assert any(p.suffix == ".nbi" for p in tmp.rglob("*")), list(tmp.rglob("*"))
+
+
+def test_no_cache_location_at_all_compiles_without_a_cache(monkeypatch):
+    from attnphase._core import jit
+
+    monkeypatch.setattr(jit._PackageCacheImpl, "_locator_classes", [])
+
+    @jit.njit_cached()
+    def twice(x):
+        return 2.0 * x
+
+    assert twice(1.5) == 3.0
+    assert twice._cache.__class__.__name__ == "NullCache"

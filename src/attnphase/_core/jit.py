@@ -6,13 +6,18 @@ cached kernel keeps the old callee compiled in and silently returns old numbers.
 keys every cache entry by a digest of all Python sources of the package the function belongs
 to (here: every `*.py` under `attnphase/`), so any source change recompiles every kernel of
 the package once, and nothing stale is ever loaded. Cache files live where numba puts them
-(`__pycache__`, or NUMBA_CACHE_DIR).
+(NUMBA_CACHE_DIR, `__pycache__` beside the sources, or the user's cache directory); where none
+of these can be written (a read-only install run by a user without a writable home) they go
+to a private directory under the system's temporary directory, and where even that fails the
+kernels are compiled without a cache: importing the package never fails for want of a cache.
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import os
+import tempfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -76,8 +81,28 @@ class _UserWide(_PackageStamped, UserWideCacheLocator):
     pass
 
 
+class _TempDir(_PackageStamped, UserProvidedCacheLocator):
+    """The last resort: a per-user directory under the system's temporary directory."""
+
+    def __init__(self, py_func, py_file):
+        super().__init__(py_func, py_file)
+        root = Path(tempfile.gettempdir()) / f"attnphase-numba-{os.getuid()}"
+        self._cache_path = str(root / self.get_suitable_cache_subpath(py_file))
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not os.path.exists(py_file):
+            return None
+        self = cls(py_func, py_file)
+        try:
+            self.ensure_cache_path()
+        except OSError:
+            return None
+        return self
+
+
 class _PackageCacheImpl(CompileResultCacheImpl):
-    _locator_classes = [_UserProvided, _InTree, _UserWide]
+    _locator_classes = [_UserProvided, _InTree, _UserWide, _TempDir]
 
 
 class _PackageFunctionCache(FunctionCache):
@@ -90,7 +115,10 @@ def njit_cached(**options) -> Callable:
     def decorate(func: Callable):
         dispatcher = numba.njit(cache=False, **options)(func)
         if inspect.getsourcefile(func):  # interactive definitions have no file to key on
-            dispatcher._cache = _PackageFunctionCache(dispatcher.py_func)
+            try:
+                dispatcher._cache = _PackageFunctionCache(dispatcher.py_func)
+            except RuntimeError:  # no writable cache location at all: compile on every run
+                pass
         return dispatcher
 
     return decorate

@@ -11,7 +11,7 @@ import numpy as np
 import typer
 
 from ..io import check_output_dir, check_output_file
-from ..params import ModelParams, check_positive
+from ..params import ModelParams, as_encodings, as_square_matrix, check_positive
 
 OmegaOpt = Annotated[float, typer.Option(help="mix of positional target, in [0, 1]")]
 SigmaOpt = Annotated[float, typer.Option(help="token standard deviation (> 0)")]
@@ -71,7 +71,7 @@ def check_cluster_options(clusters: int, label_correlation: float, cluster_norm:
             )
 
 
-def parse_values(text: str, option: str, check: Callable[[float], float]) -> list[float]:
+def parse_values(text: str, option: str, check: Callable[[float], object]) -> list[float]:
     """A value, a comma-separated list, or start:stop:num (inclusive, num points), each passed
     through `check` (a params validator raising ValueError); errors name `option`."""
     try:
@@ -142,17 +142,19 @@ def build_params(
     teacher_rank: int = 1,
     encoding: str | None = None,
 ) -> ModelParams:
-    """The model of the CLI options, validated by ModelParams (errors name the option)."""
+    """The model of the CLI options, validated by ModelParams (errors name the option); the
+    numbers of --A and --encoding are put in its matrix form by its own validators."""
     enc = None if encoding is None else parse_numbers(encoding, "--encoding")
     try:
+        matrix = as_square_matrix("A", parse_matrix(A))
         return ModelParams(
             omega=omega,
             sigma=sigma,
             lam=lam,
-            A=parse_matrix(A),
+            A=matrix,
             rank=rank,
             teacher_rank=teacher_rank,
-            encodings=enc,
+            encodings=None if enc is None else as_encodings(enc, len(matrix)),
         )
     except ValueError as err:
         raise usage(err, {"encodings": "--encoding", "teacher_rank": "--teacher-rank"}) from None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -86,7 +86,7 @@ def outcomes(
             raise UsageError(f"--workers must be >= 1, got {workers}")
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
-        options = dict(
+        options: dict[str, Any] = dict(  # the study's keyword arguments
             d=d, init=init, optimizer=optimizer, lr=lr, steps=steps, gtol=gtol, omega=omega,
             sigma=sigma, lam=lam, A=parse_matrix(A), n_test=n_test, overlap_atol=overlap_atol,
             loss_rtol=loss_rtol,

@@ -163,7 +163,9 @@ def theory(
             raise UsageError(
                 "--stability: measured for the tied model only, not with --untied or --clusters"
             )
-        valid = EXACT_BRANCHES if isinstance(method, GaussHermite) else QMC_BRANCHES
+        valid: tuple[str, ...] = (
+            EXACT_BRANCHES if isinstance(method, GaussHermite) else QMC_BRANCHES
+        )
         if mixture is not None:
             valid = (*valid, MIXTURE_BRANCH)
         if p.untied:

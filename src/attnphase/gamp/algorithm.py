@@ -224,6 +224,7 @@ def replicon_factor(st: _State, prob: Problem) -> float:
     """docs/theory.md §9's smooth factor (alpha/r) mean_mu ||Jt_mu - I||_F^2 at the last prox."""
     if st.jac is None:
         return float("nan")
+    assert st.V_prox is not None  # `gamp_step` sets it together with jac
     V = st.V_prox.cpu().numpy()
     terms = replicon_terms(st.jac.cpu().numpy(), V, st.jac.shape[-1] // V.shape[0])
     return float(prob.n / prob.d * terms.mean())

@@ -91,7 +91,7 @@ class GampResult:
     iterations: int
     status: str
     seconds: float
-    rho: object
+    rho: float | list
     rs_stability: float
     history: tuple[GampStep, ...] = field(repr=False)
     Q: np.ndarray = field(repr=False)

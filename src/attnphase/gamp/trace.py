@@ -55,7 +55,7 @@ class StateEvolutionTrace:
         """One row per iterate: iteration, q, m, theta, V, test_error and their `_err`."""
         out = []
         for k, (o, e) in enumerate(zip(self.overlaps, self.errors, strict=True)):
-            row = {"iteration": self.start_iteration + k}
+            row: dict[str, object] = {"iteration": self.start_iteration + k}
             for name, key in (("q", "q"), ("m", "M"), ("theta", "theta"), ("V", "V")):
                 row[name] = plain(getattr(o, key))
                 row[f"{name}_err"] = plain(getattr(e, key))

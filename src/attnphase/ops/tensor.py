@@ -5,6 +5,7 @@ dimensions, on any device, differentiable; with the fields h = x~ Q/sqrt(d) and 
 from __future__ import annotations
 
 import math
+from typing import Literal, overload
 
 import torch
 
@@ -61,6 +62,39 @@ def _paired(h: torch.Tensor, key_start: int) -> tuple[torch.Tensor, torch.Tensor
     the row i and dZ_ik/dh_kc = (h Pi)_ic for the column k."""
     hq, hk = h[..., :key_start], h[..., key_start:]
     return torch.cat([hk, torch.zeros_like(hq)], -1), torch.cat([torch.zeros_like(hk), hq], -1)
+
+
+@overload
+def loss_derivatives(
+    h: torch.Tensor,
+    K: torch.Tensor,
+    Cm: torch.Tensor,
+    c: torch.Tensor,
+    hessian: Literal[True] = ...,
+    key_start: int = ...,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: ...
+
+
+@overload
+def loss_derivatives(
+    h: torch.Tensor,
+    K: torch.Tensor,
+    Cm: torch.Tensor,
+    c: torch.Tensor,
+    hessian: Literal[False],
+    key_start: int = ...,
+) -> tuple[torch.Tensor, torch.Tensor, None]: ...
+
+
+@overload
+def loss_derivatives(
+    h: torch.Tensor,
+    K: torch.Tensor,
+    Cm: torch.Tensor,
+    c: torch.Tensor,
+    hessian: bool = ...,
+    key_start: int = ...,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]: ...
 
 
 def loss_derivatives(

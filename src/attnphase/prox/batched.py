@@ -19,7 +19,15 @@ def block_metric(Vinv: torch.Tensor, L: int) -> torch.Tensor:
     return torch.kron(torch.eye(L, dtype=Vinv.dtype, device=Vinv.device), Vinv.contiguous())
 
 
-def moreau_objective(h, w, Vinv, K, Cm, c, key_start: int = 0) -> torch.Tensor:
+def moreau_objective(
+    h: torch.Tensor,
+    w: torch.Tensor,
+    Vinv: torch.Tensor,
+    K: torch.Tensor,
+    Cm: torch.Tensor,
+    c: torch.Tensor,
+    key_start: int = 0,
+) -> torch.Tensor:
     """F(h) = 1/2 tr((h - w) V^{-1} (h - w)^T) + g(h) (§7.1), shape (...)."""
     d = h - w
     return 0.5 * ((d @ Vinv) * d).sum((-1, -2)) + loss(h, K, Cm, c, key_start)

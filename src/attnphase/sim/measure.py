@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import overload
 
 import torch
 
@@ -81,6 +82,26 @@ def extension_overlaps(
                 rec[f"column_{key}"] = [c[key] for c in cols]
         out.append(rec)
     return out
+
+
+@overload
+def held_out_errors(
+    cfg: SimConfig,
+    chunks: Iterable[tuple[torch.Tensor, torch.Tensor]],
+    Q: torch.Tensor,
+    positions: torch.Tensor,
+    Bmat: torch.Tensor,
+) -> tuple[list[float], list[float]]: ...
+
+
+@overload
+def held_out_errors(
+    cfg: SimConfig,
+    chunks: Iterable[tuple[torch.Tensor, torch.Tensor]],
+    Q: torch.Tensor,
+    positions: torch.Tensor,
+    Bmat: None = ...,
+) -> tuple[list[float], None]: ...
 
 
 def held_out_errors(

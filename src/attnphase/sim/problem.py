@@ -71,7 +71,7 @@ def position_vectors(cfg: SimConfig, dtype, device) -> tuple[torch.Tensor, torch
     """The positions (L x d) and the directions m is measured along: the columns of U
     (d x K) for encodings, p_1 for explicit positions (a d x 1 matrix)."""
     if cfg.positions is None:
-        U = encoding_basis(cfg.d, cfg.K, dtype, device)
+        U = encoding_basis(cfg.d, cfg.params.K, dtype, device)
         return encoded_positions(cfg.params.encodings, cfg.d, dtype, device), U
     positions = torch.as_tensor(np.asarray(cfg.positions, dtype=float), dtype=dtype, device=device)
     if positions.shape != (cfg.L, cfg.d) or not torch.isfinite(positions).all():

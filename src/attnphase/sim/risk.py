@@ -59,6 +59,7 @@ class StructuredRisk:
         K, Cm = self.K, self.Cm
         _, _, U, W = layout.split(Q)
         if U is not None:
+            assert self.y is not None  # `build` keeps y whenever the layout has a value matrix
             d = self.x_pos.shape[-1]
             a, c, b = fields(self.x_pos, U), fields(self.x_pos, W), fields(self.y, W)
             ww = W.transpose(1, 2) @ W / d  # [B, r_v, r_v]

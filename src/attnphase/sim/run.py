@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import Any
 
 import torch
 
@@ -73,7 +74,7 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
     risk = StructuredRisk.build(x + positions, y, p.lam, cfg.layout)
     del y
     Q0 = initial_weights(cfg, teacher, seeds, dtype, device)
-    base = dict(
+    base: dict[str, Any] = dict(  # the SimResult fields every seed shares
         d=cfg.d,
         n=cfg.n,
         alpha=cfg.alpha,
@@ -93,7 +94,7 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
             f"{cfg.init_name} start, alpha={cfg.alpha}: {err}", SimulationWarning, stacklevel=2
         )
         nan = float("nan")
-        failed = dict.fromkeys(METRICS, nan) | {
+        failed: dict[str, Any] = dict.fromkeys(METRICS, nan) | {
             "converged": False,
             "steps": 0,
             "batch_seconds": time.perf_counter() - t0,

@@ -13,11 +13,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypedDict
 
 import torch
 
 OPTIMIZERS = ("gd", "adam", "lbfgs")
-DEFAULTS = {
+
+
+class OptimizerDefaults(TypedDict):
+    """An optimizer's learning rate and step budget when `minimise` is given none."""
+
+    lr: float
+    steps: int
+
+
+DEFAULTS: dict[str, OptimizerDefaults] = {
     "gd": {"lr": 0.15, "steps": 5000},
     "adam": {"lr": 0.01, "steps": 5000},
     "lbfgs": {"lr": 1.0, "steps": 5000},

@@ -173,8 +173,8 @@ def _defaults(kind: str) -> dict[str, Any]:
     out = {}
     for f in dataclasses.fields(SimConfig):
         if f.name in PARAMETERS["simulation"]:
-            has_factory = f.default_factory is not dataclasses.MISSING
-            out[f.name] = f.default_factory() if has_factory else f.default
+            factory = f.default_factory
+            out[f.name] = factory() if factory is not dataclasses.MISSING else f.default
     model = {f.name: f.default for f in dataclasses.fields(ModelParams) if f.name in MODEL_FIELDS}
     out.update({SIM_MODEL_NAMES.get(k, k): v for k, v in model.items()})
     out["untied"] = ModelParams().untied
@@ -524,6 +524,7 @@ def parse_grid(items, kind: str) -> dict[str, list]:
         check_names(kind, [name])
         if name in grid:
             raise ValueError(f"{name} given twice")
+        values: list[str] | list[float]
         if table[name] in MULTI_VALUED:
             values = text.split(";")
         elif table[name] in _NUMERIC and text.count(":") == 2:

@@ -179,7 +179,6 @@ class Curvature:
         n, L, r = risk.x_pos.shape[1], risk.x_pos.shape[2], Q.shape[1]
         h = fields(risk.x_pos, Q[None])[0]  # (n, L, r)
         _, _, H = loss_derivatives(h, risk.K[0], risk.Cm[0], risk.c[0])
-        assert H is not None  # the Hessian is computed by default
         self.field_hessians = H.reshape(n, L, r, L, r)
         self.gauge = _gauge_basis(Q)  # (d r, k)
         trace = self.lam * self.size + float(
@@ -217,8 +216,8 @@ class Curvature:
         """The full (d r) x (d r) Hessian H, exactly symmetric."""
         d = self.x.shape[-1]
         Y = torch.einsum("nlakb,nkj->nlajb", self.field_hessians, self.x)
-        H = torch.einsum("nli,nlajb->iajb", self.x, Y).reshape(self.size, self.size) / d
-        H = H.cpu().numpy()
+        Ht = torch.einsum("nli,nlajb->iajb", self.x, Y).reshape(self.size, self.size) / d
+        H = Ht.cpu().numpy()
         H = 0.5 * (H + H.T)
         H[np.diag_indices(self.size)] += self.lam
         return H
@@ -291,7 +290,7 @@ def hutchinson_block_traces(
     the HVP operator (relative residual rtol). Needs probes >= 2."""
     d, r = curv.shape
     op = curv.operator()
-    samples = []
+    samples: list[np.ndarray] = []
     for _ in range(probes):
         z = rng.choice([-1.0, 1.0], size=curv.size)
         u, info = cg(op, z, rtol=rtol, atol=0.0, maxiter=10 * curv.size)
@@ -299,9 +298,9 @@ def hutchinson_block_traces(
             raise ArithmeticError(f"conjugate gradients did not converge (info={info})")
         M = z.reshape(d, r).T @ u.reshape(d, r)
         samples.append(0.5 * (M + M.T))
-    samples = np.array(samples)
-    mean = samples.mean(axis=0) - curv.gauge_block_traces()
-    return mean, samples.std(axis=0, ddof=1) / math.sqrt(probes)
+    stacked = np.array(samples)
+    mean = stacked.mean(axis=0) - curv.gauge_block_traces()
+    return mean, stacked.std(axis=0, ddof=1) / math.sqrt(probes)
 
 
 def _susceptibility(curv, hmin, sigma, d, method, probes, rng):

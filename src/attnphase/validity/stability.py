@@ -124,11 +124,10 @@ def channel_stability(
         return torch.repeat_interleave(t(x), S, dim=0)
 
     _, _, Hg = loss_derivatives(h_loc, K, rep(s2 * T), rep(cst))
-    assert Hg is not None  # the Hessian is computed by default
     metric = block_metric(t(Vinv), L)
     positive = torch.linalg.eigvalsh(Hg + metric)[:, 0].reshape(N, S) > 0
     is_min = (stat & positive).numpy()
-    f_best = moreau_objective(*map(t, (h_best, w, Vinv, s2 * np.eye(L), s2 * T, cst))).numpy()
+    f_best = moreau_objective(t(h_best), t(w), t(Vinv), K, Cm, c).numpy()
     dist = jump_distances(
         h_best,
         f_best,

@@ -44,6 +44,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -118,7 +119,7 @@ def _theory(alpha: float, p: ModelParams, points: int, randomisations: int) -> d
     from .stability import STABILITY_KEYS, with_stability
 
     out: dict = {}
-    losses = {}
+    losses: dict[str, float] = {}
     for branch, pre in BRANCH_PREFIX.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -128,7 +129,7 @@ def _theory(alpha: float, p: ModelParams, points: int, randomisations: int) -> d
             out[f"{pre}_{k}"] = getattr(res, k)
         if res.converged:
             losses[branch] = res.train_loss
-    out["global_min"] = min(losses, key=losses.get) if losses else "none"
+    out["global_min"] = min(losses, key=losses.__getitem__) if losses else "none"
     out["global_min_kind"] = out[f"{BRANCH_PREFIX[out['global_min']]}_kind"] if losses else "none"
     return out
 
@@ -260,7 +261,7 @@ def trust_map(
     alphas = [check_positive("alpha", a) for a in alphas]
     omegas = [check_unit_interval("omega", w) for w in omegas]
     _check_settings(params_base, d, seeds, gamp_seeds, gamp_max_iter, points, randomisations)
-    settings = dict(
+    settings: dict[str, Any] = dict(  # trust_point's keyword arguments, kept in every point
         d=d,
         seeds=seeds,
         gamp=gamp,
@@ -292,8 +293,10 @@ def trust_map(
         alpha, omega = point["alpha"], point["omega"]
         status, result, error = run.outcomes[rid]
         if status == "ok":
+            assert result is not None  # an "ok" point has its record
             rows.append(assess(result))
             continue
+        assert error is not None  # a failed point has its message
         message = error.splitlines()[0]
         warnings.warn(f"trust map, alpha {alpha:g} omega {omega:g}: {message}", stacklevel=2)
         rows.append({"alpha": alpha, "omega": omega, "verdict": "error", "reasons": message})

@@ -1,11 +1,12 @@
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+CHECK  ?= /tmp/attnphase-install-check
 
 # what ruff checks and formats
 PYFILES := src tests benchmarks studies .ci docs/conf.py docs/examples
 
-.PHONY: demo test lint docs bench clean
+.PHONY: demo test lint docs install-check bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -31,6 +32,19 @@ lint: $(STAMP)
 
 docs: $(STAMP)
 	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
+# a non-editable install into a fresh virtualenv, used from another directory with the cache
+# locations of a read-only install (HOME unwritable): the package imports and solves
+install-check:
+	rm -rf $(CHECK)
+	python3 -m venv $(CHECK)/venv
+	$(CHECK)/venv/bin/pip install --quiet torch==2.13.0
+	$(CHECK)/venv/bin/pip install --quiet .
+	mkdir -p $(CHECK)/run && touch $(CHECK)/home
+	cd $(CHECK)/run && HOME=$(CHECK)/home $(CHECK)/venv/bin/attnphase theory --alpha 1.5 \
+		--branch semantic --order 24,8 --format json > result.json
+	$(CHECK)/venv/bin/python -c "import json; r = json.loads(open('$(CHECK)/run/result.json').readline()); \
+		assert r['converged'] and r['kind'] == 'semantic', r; print('install-check: ok')"
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_theory.py

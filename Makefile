@@ -40,6 +40,7 @@ install-check:
 	python3 -m venv $(CHECK)/venv
 	$(CHECK)/venv/bin/pip install --quiet torch==2.13.0
 	$(CHECK)/venv/bin/pip install --quiet .
+	rm -rf build
 	mkdir -p $(CHECK)/run && touch $(CHECK)/home
 	cd $(CHECK)/run && HOME=$(CHECK)/home $(CHECK)/venv/bin/attnphase theory --alpha 1.5 \
 		--branch semantic --order 24,8 --format json > result.json

@@ -91,14 +91,9 @@ class _TempDir(_PackageStamped, UserProvidedCacheLocator):
 
     @classmethod
     def from_function(cls, py_func, py_file):
-        if not os.path.exists(py_file):
-            return None
-        self = cls(py_func, py_file)
-        try:
-            self.ensure_cache_path()
-        except OSError:
-            return None
-        return self
+        # numba's source-file locator (skipping UserProvided's "only with NUMBA_CACHE_DIR"):
+        # None where the file is missing or the directory cannot be written
+        return super(UserProvidedCacheLocator, cls).from_function(py_func, py_file)
 
 
 class _PackageCacheImpl(CompileResultCacheImpl):

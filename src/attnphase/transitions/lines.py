@@ -149,7 +149,7 @@ def transition_lines(
     if method == "auto" and isinstance(m, QMC):
         m = LINE_METHOD
     check_line_model(p, m)
-    scan_num = check_int("num", scan_num, minimum=3)
+    scan_num = check_int("scan_num", scan_num, minimum=3)
     path = parameter_path(p, parameter, A_end)
     window = (alpha_min, alpha_max)
     per_replica: dict[str, list[list[LinePoint]]] = {name: [] for name in names}

@@ -10,8 +10,8 @@ Compared: theta, m, training loss R/d, |grad R|/sqrt(d), status. References: the
 evolution from the d = 2000 seed-0 run's first admissible iterate for 300 iterations
 (`trace_of_run`, 1024 QMC points x 4 scramblings).
 
-Writes, beside this script, results/gamp_rugged_runs.jsonl (the run log, git-ignored: one line
-per finished run; the script resumes from it), data/gamp_rugged.csv (one row per alpha, d,
+Writes, beside this script, results/gamp_rugged.sqlite (the runs, git-ignored; the script
+resumes from it), data/gamp_rugged.csv (one row per alpha, d,
 seed) and data/gamp_rugged.json (plus the references), and docs/gamp_rugged.png; prints the
 table. Wall time on one core of a shared 2-core machine:
 26 minutes (measured: 14 of them GAMP and L-BFGS, most of the rest the two state-evolution
@@ -31,7 +31,7 @@ import numba
 import pandas as pd
 import torch
 from gamp_study import rugged_figure
-from runlog import load_runs, save_run, seeds_option
+from runlog import run_study, seeds_option
 
 from attnphase import ModelParams, SimConfig, simulate, solve
 from attnphase.gamp import run_gamp, trace_of_run
@@ -40,8 +40,6 @@ ALPHAS, SIZES = (0.5, 0.8), (2000, 5000, 10000)
 HERE = Path(__file__).resolve().parent
 DOCS, DATA, RESULTS = HERE.parent / "docs", HERE / "data", HERE / "results"
 seeds_arg = seeds_option(SIZES)
-RUN_KEY = ("kind", "alpha", "d", "seed")
-RUNS = RESULTS / "gamp_rugged_runs.jsonl"
 COLUMNS = ("theta", "m", "q", "train_loss")
 SE_ITERATIONS = 300  # the damped map needs ~250-320 iterations to its fixed point here
 
@@ -94,23 +92,15 @@ def main() -> None:
     for folder in (DOCS, DATA, RESULTS):
         folder.mkdir(exist_ok=True)
     refs = {a: solve(a, p, branch="semantic").as_dict() for a in ALPHAS}
-    done, t0 = load_runs(RUNS, RUN_KEY), time.perf_counter()
-    for d in SIZES:  # d = 10000 last
-        for alpha in ALPHAS:
-            for seed in range(args.seeds[d]):
-                if ("run", alpha, d, seed) in done:
-                    continue
-                t = time.perf_counter()
-                rec = one_run(p, alpha, d, seed)
-                save_run(RUNS, rec)
-                done[("run", alpha, d, seed)] = rec
-                print(
-                    f"alpha={alpha} d={d} seed {seed}: GAMP {rec['gamp_status']}, L-BFGS "
-                    f"{rec['lbfgs_status']} ({time.perf_counter() - t:.0f} s)",
-                    flush=True,
-                )
+    t0 = time.perf_counter()
+    points = [
+        {"alpha": alpha, "d": d, "seed": seed}
+        for d in SIZES  # d = 10000 last
+        for alpha in ALPHAS
+        for seed in range(args.seeds[d])
+    ]
+    recs = run_study("gamp_rugged", points, lambda k: one_run(p, k["alpha"], k["d"], k["seed"]))
     wall = time.perf_counter() - t0
-    recs = [r for r in done.values() if r["seed"] < args.seeds[r["d"]]]
     df = table(recs, refs)
     df.to_csv(DATA / "gamp_rugged.csv", index=False)
     keep = ("q", "m", "theta", "V", "test_error", "train_loss", "converged", "status", "kind")

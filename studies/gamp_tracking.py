@@ -12,8 +12,8 @@ alpha = 1.5, omega = 0.3, sigma = 0.5, lambda = 0.01, L = 2 (the defaults of Mod
 2. End points (default damping 0.75, to convergence or a cycling/stall status): the same
    starts at the same sizes (2, 1, 1 seeds), against `attnphase.solve(1.5)` on each branch.
 
-Writes, beside this script, results/gamp_tracking_runs.jsonl (the run log, git-ignored: one
-line per finished run; the script resumes from it), data/gamp_tracking_deviations.csv (per
+Writes, beside this script, results/gamp_tracking.sqlite (the runs, git-ignored; the script
+resumes from it), data/gamp_tracking_deviations.csv (per
 start, d, iterate, overlap) and data/gamp_tracking.json (fits, end points vs solve,
 statuses), and docs/gamp_tracking.png; prints a summary.
 Wall time on one core of a shared 2-core machine: 18 minutes (measured; the d = 10000 runs
@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import torch
 from gamp_study import deviation_summary, scaling_fit, trace_deviations, tracking_figure
-from runlog import load_runs, save_run, seeds_option
+from runlog import run_study, seeds_option
 
 from attnphase import ModelParams, solve
 from attnphase.gamp import run_gamp, trace_of_run
@@ -47,8 +47,6 @@ WINDOWS = {"semantic": range(2, ITERATIONS + 1), "positional": range(1, 3)}
 HERE = Path(__file__).resolve().parent
 DOCS, DATA, RESULTS = HERE.parent / "docs", HERE / "data", HERE / "results"
 seeds_arg = seeds_option(SIZES)
-RUN_KEY = ("kind", "d", "init", "seed")
-RUNS = RESULTS / "gamp_tracking_runs.jsonl"
 
 
 def tracking_run(p: ModelParams, d: int, init: str, seed: int) -> dict:
@@ -101,29 +99,21 @@ def main() -> None:
     p = ModelParams()
     for folder in (DOCS, DATA, RESULTS):
         folder.mkdir(exist_ok=True)
-    done, t0, computed = load_runs(RUNS, RUN_KEY), time.perf_counter(), 0
-    for d in SIZES:  # smallest first: d = 10000 last
-        jobs = [("tracking", s) for s in range(args.tracking_seeds[d])]
-        jobs += [("endpoint", s) for s in range(args.endpoint_seeds[d])]
-        for kind, seed in jobs:
-            for init in INITS:
-                if (kind, d, init, seed) in done:
-                    continue
-                t = time.perf_counter()
-                rec = (tracking_run if kind == "tracking" else endpoint_run)(p, d, init, seed)
-                save_run(RUNS, rec)
-                done[(kind, d, init, seed)] = rec
-                computed += 1
-                print(f"{kind} d={d} {init} seed {seed}: {rec['status']} "
-                      f"({time.perf_counter() - t:.0f} s)", flush=True)  # fmt: skip
+    t0 = time.perf_counter()
+    points = [
+        {"kind": kind, "d": d, "init": init, "seed": seed}
+        for d in SIZES  # smallest first: d = 10000 last
+        for kind, seeds in (("tracking", args.tracking_seeds), ("endpoint", args.endpoint_seeds))
+        for seed in range(seeds[d])
+        for init in INITS
+    ]
+    runs = {"tracking": tracking_run, "endpoint": endpoint_run}
+    recs = run_study(
+        "gamp_tracking", points, lambda k: runs[k["kind"]](p, k["d"], k["init"], k["seed"])
+    )
     wall = time.perf_counter() - t0
-    recs = list(done.values())
-    tracking = [
-        r for r in recs if r["kind"] == "tracking" and r["seed"] < args.tracking_seeds[r["d"]]
-    ]
-    endpoints = [
-        r for r in recs if r["kind"] == "endpoint" and r["seed"] < args.endpoint_seeds[r["d"]]
-    ]
+    tracking = [r for r in recs if r["kind"] == "tracking"]
+    endpoints = [r for r in recs if r["kind"] == "endpoint"]
 
     summary = deviation_summary([row for r in tracking for row in r["rows"]])
     summary.to_csv(DATA / "gamp_tracking_deviations.csv", index=False)

@@ -32,10 +32,11 @@ Commands run (the theory files one per branch B = clustered, positional, semanti
     .venv/bin/python studies/mixture_clustered_sims.py --alphas 1.0 --dims 2000 \
         --starts positional,clustered --seeds 8 --out clustered_sims/runs_a1_extra.csv
 
-and the tables, with the theory (reading the finished runs back, in seconds):
+(each point's runs kept in results/mixture_clustered_sims.sqlite: a rerun computes only what is
+missing) and the tables, with the theory (reading the finished runs back, in seconds):
 
-    .venv/bin/python studies/mixture_clustered_sims.py --out clustered_sims/runs_a05.csv \
-        --more clustered_sims/runs_a05_extra.csv clustered_sims/runs_a1.csv \
+    .venv/bin/python studies/mixture_clustered_sims.py --more clustered_sims/runs_a05.csv \
+        clustered_sims/runs_a05_extra.csv clustered_sims/runs_a1.csv \
         clustered_sims/runs_a1_extra.csv \
         --theory clustered_sims/theory_*.csv
 
@@ -47,13 +48,13 @@ from __future__ import annotations
 
 import argparse
 import ast
-import time
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
+from runlog import run_study
 
 from attnphase.params import Mixture, ModelParams
 from attnphase.sim import SimConfig, simulate
@@ -105,6 +106,18 @@ def end_point(m: float, cm: float) -> str:
     if abs(m) < 0.1 and abs(cm) < 0.1:
         return "semantic/trivial"
     return "other"
+
+
+def runs(point: dict) -> dict:
+    """The table rows of one (alpha, d, start) point's seeds."""
+    mixture = Mixture(2, point["rho"], point["cluster_norm"])
+    base = SimConfig(
+        params=ModelParams(variant=mixture), d=point["d"], alpha=point["alpha"],
+        n_test=point["n_test"],
+    )  # fmt: skip
+    seeds = list(range(point["seeds"]))
+    start = point["start"]
+    return {"rows": [row(r, start) for r in run_start(base, start, seeds, point["clustered_c"])]}
 
 
 def row(r, start: str) -> dict:
@@ -220,7 +233,7 @@ def extrapolate_paired(alpha: float, pts: list, th: dict) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--alphas", default="0.5")
+    ap.add_argument("--alphas", default="", help="alphas to run (none: only summarise --more)")
     ap.add_argument("--dims", default="500,1000")
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--starts", default=",".join(STARTS))
@@ -230,31 +243,24 @@ def main() -> None:
     ap.add_argument("--n-test", type=int, default=10000)
     ap.add_argument("--theory", nargs="*", default=[], help="`attnphase theory` CSV files")
     ap.add_argument("--more", nargs="*", default=[], help="more run CSVs to summarise with --out")
-    ap.add_argument(
-        "--out", type=Path, default=None, help="CSV of every run (read back if present)"
-    )
+    ap.add_argument("--out", type=Path, default=None, help="CSV of every run of this command")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    if args.out is not None and args.out.exists():
-        df = pd.concat([pd.read_csv(f) for f in [args.out, *args.more]], ignore_index=True)
-    else:
-        rows = []
-        seeds = list(range(args.seeds))
-        for alpha in (float(a) for a in args.alphas.split(",")):
-            for d in (int(x) for x in args.dims.split(",")):
-                mixture = Mixture(2, args.rho, args.cluster_norm)
-                base = SimConfig(
-                    params=ModelParams(variant=mixture), d=d, alpha=alpha, n_test=args.n_test
-                )
-                for start in args.starts.split(","):
-                    t0 = time.perf_counter()
-                    rows += [row(r, start) for r in run_start(base, start, seeds, args.clustered_c)]
-                    print(
-                        f"d={d} alpha={alpha} {start}: {time.perf_counter() - t0:.0f} s", flush=True
-                    )
-        df = pd.DataFrame(rows)
-        if args.out is not None:
-            df.to_csv(args.out, index=False)
+    points = [
+        {"alpha": alpha, "d": d, "start": start, "seeds": args.seeds, "cluster_norm":
+         args.cluster_norm, "rho": args.rho, "clustered_c": args.clustered_c, "n_test": args.n_test}
+        for alpha in (float(a) for a in args.alphas.split(",") if a)
+        for d in (int(x) for x in args.dims.split(","))
+        for start in args.starts.split(",")
+    ]  # fmt: skip
+    records = run_study("mixture_clustered_sims", points, runs)
+    df = pd.concat(
+        [pd.DataFrame([r for rec in records for r in rec["rows"]])]
+        + [pd.read_csv(f) for f in args.more],
+        ignore_index=True,
+    )
+    if args.out is not None and records:
+        df.to_csv(args.out, index=False)
     summarise(df, theory_values(args.theory, args.cluster_norm))
 
 

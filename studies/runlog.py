@@ -1,12 +1,15 @@
-"""Shared by the studies: the seed-count option and the append-only run log (one JSON line per
-finished run) from which a study resumes."""
+"""Shared by the studies: the seed-count option and the resumable run of a study's points
+(through attnphase's runner, into a store under the git-ignored results/ folder)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from attnphase.sweep import point_id, run_points
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def seeds_option(sizes: Sequence[int]) -> Callable[[str], dict[int, int]]:
@@ -23,14 +26,18 @@ def seeds_option(sizes: Sequence[int]) -> Callable[[str], dict[int, int]]:
     return parse
 
 
-def load_runs(path: Path, key: Sequence[str]) -> dict[tuple, dict]:
-    """The finished runs of the log, keyed by the values of `key`."""
-    if not path.exists():
-        return {}
-    recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return {tuple(r[k] for k in key): r for r in recs}
-
-
-def save_run(path: Path, rec: dict) -> None:
-    with path.open("a") as fh:
-        fh.write(json.dumps(rec) + "\n")
+def run_study(name: str, points: Sequence[dict], fn: Callable[[dict], dict]) -> list[dict]:
+    """The record fn(params) of every point (a dict of its parameters), in order, computed
+    through attnphase's runner in this process and kept in results/<name>.sqlite: a rerun
+    computes only the missing points and two concurrent runs never compute one twice."""
+    keyed = [(point_id(name, params), name, params) for params in points]
+    summary = run_points(
+        keyed, lambda kind, params: fn(params), store=RESULTS / f"{name}.sqlite", desc=name
+    )
+    records = []
+    for rid, _, params in keyed:
+        status, record, error = summary.outcomes[rid]
+        if status != "ok" or record is None:
+            raise RuntimeError(f"{name} at {params} failed: {error}")
+        records.append(record)
+    return records

@@ -160,14 +160,15 @@ def simulation_overlay(
     return summary
 
 
-def phase_maps(sims: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Per (alpha, omega), averaged over seeds: the training-loss difference of the semantic- and
-    positional-start minima, and eps_lin - eps_g of the lower-loss minimum (Fig. 3 centre/right)."""
-    ok = sims[sims["converged"]]
+def phase_maps(runs: pd.DataFrame, start: str = "init") -> dict[str, pd.DataFrame]:
+    """Per (alpha, omega), averaged over seeds when the table has them: the training-loss
+    difference of the semantic- and positional-start minima, and eps_lin - eps_g of the
+    lower-loss minimum (Fig. 3 centre/right). `start` names the column of the start
+    ("init" in simulations, "branch" in theory tables); unconverged runs are left out."""
+    ok = runs[runs["converged"].astype(bool)]
+    keys = ["alpha", "omega", *(["seed"] if "seed" in runs else [])]
     wide = ok.pivot_table(
-        index=["alpha", "omega", "seed"],
-        columns="init",
-        values=["train_loss", "test_error", "linear_test_error"],
+        index=keys, columns=start, values=["train_loss", "test_error", "linear_test_error"]
     )
     loss_gap = wide[("train_loss", "semantic")] - wide[("train_loss", "positional")]
     best_err = wide[("test_error", "semantic")].where(
@@ -201,58 +202,67 @@ def theory_line_notes(lines: pd.DataFrame, alpha_lo: float, alpha_hi: float) -> 
     return notes
 
 
-def fig3(sims: pd.DataFrame, lines: pd.DataFrame, path: str | Path) -> dict[str, pd.DataFrame]:
-    """Fig. 3 centre/right: colour maps over (alpha, omega) from simulations with the theory's
-    alpha_c(omega) and alpha_l(omega) on top, missing theory points explained below the maps.
-    Returns the two maps (omega rows, alpha columns)."""
-    maps = phase_maps(sims)
-    fig, axes = new_figure(1, 2, (11, 4.8))
-    axes = axes[0]
+def fig3(
+    theory: pd.DataFrame, sims: pd.DataFrame, lines: pd.DataFrame, path: str | Path
+) -> pd.DataFrame:
+    """Fig. 3 centre/right: colour maps over (alpha, omega), the theory's (`theory`: both
+    starts' fixed points, column `branch`) above the simulations' (`sims`: seed means), with
+    the theory's alpha_c(omega) and alpha_l(omega) on top and missing theory points explained
+    below. Left: training loss of the semantic minus the positional start; right: the gain of
+    the lower-loss minimum over the linear baseline. Each column shares its colour scale.
+    Returns the maps' table: one row per (alpha, omega), columns theory_/sim_ loss_gap, gain."""
+    maps = {"theory": phase_maps(theory, start="branch"), "sim": phase_maps(sims)}
+    fig, axes = new_figure(2, 2, (11, 8.6))
     panels = {
         "loss_gap": (
-            "which minimum has the lower training loss",
             "training loss: semantic − positional start\n(< 0: semantic lower)",
             SEMANTIC_POSITIONAL,
         ),
-        "gain": (
-            r"gain of the lower-loss minimum over the linear baseline",
-            r"$\epsilon_{lin} - \epsilon_g$" + "\n(> 0: attention better)",
-            LINEAR_ATTENTION,
-        ),
+        "gain": (r"$\epsilon_{lin} - \epsilon_g$" + "\n(> 0: attention better)", LINEAR_ATTENTION),
     }
-    for ax, (name, grid) in zip(axes, maps.items(), strict=True):
-        title, label, cmap = panels[name]
-        lim = float(np.nanmax(np.abs(grid.to_numpy()))) or 1.0
-        mesh = ax.pcolormesh(
-            grid.columns,
-            grid.index,
-            grid.to_numpy(),
-            shading="nearest",
-            cmap=cmap,
-            vmin=-lim,
-            vmax=lim,
-        )
-        fig.colorbar(mesh, ax=ax, label=label)
-        ax.plot(lines["alpha_c"], lines["omega"], "ko-", lw=1.5, label=r"$\alpha_c$ (theory)")
-        ax.plot(lines["alpha_l"], lines["omega"], "ks--", lw=1.5, label=r"$\alpha_l$ (theory)")
-        ax.set_xlabel(r"$\alpha = n/d$")
-        ax.set_ylabel(r"$\omega$")
-        ax.set_title(title, fontsize=9)
-    legend_below(fig, axes)
-    alphas = maps["loss_gap"].columns
+    rows = {
+        "theory": "theory (replica-symmetric fixed points, d → ∞)",
+        "sim": f"simulations, d = {int(sims['d'].iloc[0])}, {sims['seed'].nunique()} seeds",
+    }
+    for j, (name, (label, cmap)) in enumerate(panels.items()):
+        grids = [maps[source][name] for source in rows]
+        lim = max(float(np.nanmax(np.abs(g.to_numpy()))) for g in grids) or 1.0
+        for i, (source, grid) in enumerate(zip(rows, grids, strict=True)):
+            ax = axes[i, j]
+            mesh = ax.pcolormesh(
+                grid.columns,
+                grid.index,
+                grid.to_numpy(),
+                shading="nearest",
+                cmap=cmap,
+                vmin=-lim,
+                vmax=lim,
+            )
+            fig.colorbar(mesh, ax=ax, label=label)
+            ax.plot(lines["alpha_c"], lines["omega"], "ko-", lw=1.5, label=r"$\alpha_c$ (theory)")
+            ax.plot(lines["alpha_l"], lines["omega"], "ks--", lw=1.5, label=r"$\alpha_l$ (theory)")
+            ax.set_xlabel(r"$\alpha = n/d$")
+            ax.set_ylabel(r"$\omega$")
+            ax.set_title(rows[source], fontsize=9)
+    legend_below(fig, axes.ravel())
+    alphas = maps["sim"]["loss_gap"].columns
     notes = theory_line_notes(lines, float(alphas.min()), float(alphas.max()))
     order = ""
-    if {"n_xi", "n_y"} <= set(lines):
-        order = f"; theory lines at quadrature order ({lines['n_xi'].iloc[0]}, "
-        order += f"{lines['n_y'].iloc[0]})"
+    if {"n_xi", "n_y"} <= set(theory):
+        order = f"; theory at quadrature order ({theory['n_xi'].iloc[0]}, {theory['n_y'].iloc[0]})"
     fig.suptitle(
-        f"Simulations: d = {int(sims['d'].iloc[0])}, {sims['seed'].nunique()} seeds per point "
-        f"(seed means), {parameters_text(sims, ('sigma', 'lam'))}{order}"
+        f"{parameters_text(sims, ('sigma', 'lam'))}; simulations: seed means{order}"
         + ("\n" + "; ".join(notes) if notes else ""),
         fontsize=9,
     )
     save(fig, path)
-    return maps
+    columns = {
+        f"{source}_{name}": grid.stack().rename_axis(["omega", "alpha"])
+        for source, by_name in maps.items()
+        for name, grid in by_name.items()
+    }
+    table = pd.DataFrame(columns).reset_index()
+    return table[["alpha", "omega", *columns]].sort_values(["omega", "alpha"], ignore_index=True)
 
 
 def _start_label(branch: str, kind: str) -> str:

@@ -10,9 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import atomic_output, write_atomic
 from ..params import ModelParams
-from ..sweep import SweepSpec, run_sweep
+from ..sweep import SweepSpec, compute_once, run_sweep, write_table
 
 INITS = ["semantic", "positional"]
 
@@ -29,17 +28,15 @@ def model_key(p: ModelParams) -> dict:
 
 
 def cached_table(path: Path, key: dict, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
-    """The table at `path` if its sidecar JSON holds `key` (the parameters it was computed
-    for), else compute() written there (CSV and sidecar, atomically): a rerun skips theory
-    it already has."""
-    key = json.loads(json.dumps(key))
-    meta = path.with_suffix(".json")
-    if path.exists() and meta.exists() and json.loads(meta.read_text()) == key:
-        return pd.read_csv(path)
-    table = compute()
-    with atomic_output(path) as tmp:
-        table.to_csv(tmp, index=False)
-    write_atomic(meta, json.dumps(key))
+    """The table computed for `key` (the parameters), through the runner: compute() runs once
+    per key and is kept in the store `<path stem>.sqlite` beside `path` (a concurrent run waits
+    for it, a rerun reads it back); the table is then written to `path` (CSV, atomically)."""
+    params = {"table": path.stem, **json.loads(json.dumps(key))}
+    result = compute_once(
+        path.with_suffix(".sqlite"), "table", params, lambda: {"rows": compute().to_dict("records")}
+    )
+    table = pd.DataFrame(result["rows"])
+    write_table(table, path)
     return table
 
 

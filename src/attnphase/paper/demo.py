@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import check_output_dir, check_output_file, write_atomic
+from ..io import check_output_dir, check_output_file
 from ..params import ModelParams, check_int
-from ..sweep.store import SweepError, check_store
+from ..sweep import SweepError, check_store, write_table
 
 ALPHA_RANGE = (0.1, 2.0)
 REPORTED_OMEGAS = (0.1, 0.2, 0.3, 0.4)
@@ -59,10 +59,6 @@ def check_demo(out: str | Path, num: int) -> None:
         raise ValueError(f"out: {err}") from None
 
 
-def _write_table(df: pd.DataFrame, path: Path) -> None:
-    write_atomic(path, df.to_csv(index=False))
-
-
 def run_demo(
     out: str | Path,
     full: bool = False,
@@ -88,7 +84,7 @@ def run_demo(
 
     curves = theory_learning_curves(grid(*ALPHA_RANGE, num), p, progress=progress)
     theory = pd.DataFrame([r.as_dict() for r in curves])
-    _write_table(theory, out / "theory.csv")
+    write_table(theory, out / "theory.csv")
     announce("theory", theory)
     learning_curves(theory, out / "fig2_theory.png")
 
@@ -102,14 +98,14 @@ def run_demo(
         workers=2,
         progress=progress,
     )
-    _write_table(lines, out / "transitions.csv")
+    write_table(lines, out / "transitions.csv")
     announce("transitions", lines[lines["omega"].round(9).isin(REPORTED_OMEGAS)])
     make_fig3(out, quick=not full, lines=lines)
 
     cfg = HistogramConfig() if full else HistogramConfig.quick()
     result = run_histogram(cfg, out / CHECKPOINTS, progress=progress)
     histogram = pd.DataFrame(result.summaries())
-    _write_table(histogram, out / "histogram.csv")
+    write_table(histogram, out / "histogram.csv")
     announce("histogram", histogram)
     attention_figure(result, out / "histogram_attention.png")
     training_figure(result, out / "histogram_training.png")

@@ -5,7 +5,7 @@ empirical transition of each (`attnphase.paper.empirical`) against the tied mode
 
 Files in `out`: one resumable sweep store per extension (`extensions_<name>_d<d>.sqlite`; a
 rerun computes only the missing points), the tied model's theory alpha_c(omega) by continuation
-(`extensions_alpha_c.csv` with its `.json` sidecar, reused for the same parameters; its line
+(`extensions_alpha_c.csv`, kept per parameter set in `extensions_alpha_c.sqlite`; its line
 points in `extensions_alpha_c_lines.sqlite`, so an interrupted line resumes), the
 empirical transitions of each extension (`extensions_<name>_transitions.csv`) and of all with
 their shift from the tied model (`extensions_transitions.csv`), and `extensions.png`/`.pdf`.

@@ -5,8 +5,8 @@ hands them to `attnphase.figures` to draw. `MAKERS` names every recipe (Fig. 14 
 
 Every figure has a quick size (minutes on a 2-core machine) and a full, paper-sized one
 (`sizes`). A rerun resumes: simulations come from sweep stores (`<name>.sqlite` in the output
-directory, only missing points computed) and theory tables from `<name>_theory.csv`, reused
-when its sidecar `.json` names the same parameters (delete both to recompute); the
+directory, only missing points computed) and theory tables from their stores
+(`<name>_theory.sqlite`, one table per parameter set, written out as `<name>_theory.csv`); the
 transition lines' points are kept in `<name>_lines.sqlite`, so an interrupted line resumes.
 """
 
@@ -23,6 +23,7 @@ import pandas as pd
 from ..figures.curves import fig3, finite_size, simulation_overlay
 from ..figures.paper import omega_slices
 from ..params import ModelParams
+from ..sweep import StoreError, point_id, run_points, write_table
 from ..theory import GaussHermite, learning_curves
 from ..transitions.table import transition_table
 from .common import INITS, cached_table, grid, model_key, simulations
@@ -63,8 +64,12 @@ def sizes(name: str, quick: bool) -> dict:
         return dict(alphas=grid(0.4, 2.0, 16), d=1000, seeds=5, order=(64, 24))
     if name == "fig3":
         if quick:
-            return dict(alphas=grid(0.4, 2.4, 5), omegas=grid(0.1, 0.5, 3), d=100, seeds=2)
-        return dict(alphas=grid(0.1, 2.5, 25), omegas=grid(0.02, 0.5, 25), d=1000, seeds=2)
+            return dict(
+                alphas=grid(0.4, 2.4, 5), omegas=grid(0.1, 0.5, 3), d=100, seeds=2, order=(32, 12)
+            )
+        return dict(
+            alphas=grid(0.1, 2.5, 25), omegas=grid(0.02, 0.5, 25), d=1000, seeds=2, order=(64, 24)
+        )
     if name in ("finite-size", "fig7"):
         alphas = [1.5] if name == "finite-size" else [0.5, 1.0, 1.5, 2.0]
         ds = [50, 100, 200, 400] if quick else [10, 20, 50, 100, 200, 500, 1000, 2000]
@@ -82,22 +87,44 @@ def sizes(name: str, quick: bool) -> dict:
     raise ValueError(f"name must be one of {FIGURES}, got {name!r}")
 
 
-def _theory(out: Path, name: str, alphas, omegas, p: ModelParams, order) -> pd.DataFrame:
-    """Both starts' learning curves (`learning_curves`) at each omega, cached in
-    `<name>_theory.csv`."""
+def theory_curve(kind: str, params: dict) -> dict:
+    """The point function of the theory tables: both starts' learning curves
+    (`learning_curves`) at one omega, as table rows."""
+    p = ModelParams(omega=params["omega"], sigma=params["sigma"], lam=params["lam"], A=params["A"])
+    method = GaussHermite(tuple(params["order"]))
+    return {
+        "rows": [r.as_dict() for r in learning_curves(params["alphas"], p, INITS, method=method)]
+    }
 
-    def compute() -> pd.DataFrame:
-        rows = []
-        for omega in omegas:
-            pw = ModelParams(omega=float(f"{omega:.12g}"), sigma=p.sigma, lam=p.lam, A=p.A)
-            curves = learning_curves(
-                alphas, pw, INITS, method=GaussHermite(tuple(order)), progress=sys.stderr.isatty()
-            )
-            rows += [r.as_dict() for r in curves]
-        return pd.DataFrame(rows)
 
-    key = {**model_key(p), "alphas": list(alphas), "omegas": list(omegas), "order": order}
-    return cached_table(out / f"{name}_theory.csv", key, compute)
+def _theory(
+    out: Path, name: str, alphas, omegas, p: ModelParams, order, workers: int = 1
+) -> pd.DataFrame:
+    """Both starts' learning curves at each omega, one runner point per omega (`workers`
+    processes) kept in `<name>_theory.sqlite`, written out as `<name>_theory.csv`."""
+    base = {**model_key(p), "alphas": list(alphas), "order": list(order)}
+    points = []
+    for omega in omegas:
+        params = {**base, "omega": float(f"{omega:.12g}")}
+        points.append((point_id("theory-curve", params), "theory-curve", params))
+    summary = run_points(
+        points,
+        theory_curve,
+        store=out / f"{name}_theory.sqlite",
+        backend="process" if workers > 1 and len(points) > 1 else "serial",
+        workers=workers,
+        progress=None,
+        desc=f"{name} theory (one point per omega)",
+    )
+    rows = []
+    for rid, _, params in points:
+        status, result, error = summary.outcomes[rid]
+        if status != "ok":
+            raise StoreError(f"{name} theory at omega = {params['omega']:g} failed: {error}")
+        rows += result["rows"]
+    table = pd.DataFrame(rows)
+    write_table(table, out / f"{name}_theory.csv")
+    return table
 
 
 def cached_lines(
@@ -144,11 +171,14 @@ def make_fig3(
     p: ModelParams | None = None,
     lines: pd.DataFrame | None = None,
 ):
-    """Fig. 3 centre/right: phase maps from a simulation sweep over (alpha, omega) with both
-    starts; `lines` (alpha_c, alpha_l per omega) are computed (and cached) when not given."""
+    """Fig. 3 centre/right: phase maps over (alpha, omega) from the theory (both starts'
+    learning curves at every omega) and from a simulation sweep with both starts, the lines
+    alpha_c, alpha_l on top (computed and cached when `lines` is not given); the maps' table
+    is written as `fig3.csv`."""
     p = p or ModelParams()
     size = sizes("fig3", quick)
     d = size["d"]
+    theory = _theory(out, "fig3", size["alphas"], size["omegas"], p, size["order"], workers)
     sims = simulations(
         out,
         f"fig3_d{d}",
@@ -163,7 +193,9 @@ def make_fig3(
     )
     if lines is None:
         lines = cached_lines(out, "fig3", line_omegas(quick), p, quick, workers)
-    return fig3(sims, lines, out / "fig3.png")
+    table = fig3(theory, sims, lines, out / "fig3.png")
+    write_table(table, out / "fig3.csv")
+    return table
 
 
 def _finite_size(name: str, out: Path, quick: bool, workers: int, p: ModelParams | None):

@@ -17,6 +17,7 @@ from .style import (
     color,
     legend_below,
     new_figure,
+    phase_mesh,
     save,
     seed_errorbars,
 )
@@ -229,15 +230,7 @@ def fig3(
         lim = max(float(np.nanmax(np.abs(g.to_numpy()))) for g in grids) or 1.0
         for i, (source, grid) in enumerate(zip(rows, grids, strict=True)):
             ax = axes[i, j]
-            mesh = ax.pcolormesh(
-                grid.columns,
-                grid.index,
-                grid.to_numpy(),
-                shading="nearest",
-                cmap=cmap,
-                vmin=-lim,
-                vmax=lim,
-            )
+            mesh = phase_mesh(ax, grid, cmap, lim)
             fig.colorbar(mesh, ax=ax, label=label)
             ax.plot(lines["alpha_c"], lines["omega"], "ko-", lw=1.5, label=r"$\alpha_c$ (theory)")
             ax.plot(lines["alpha_l"], lines["omega"], "ks--", lw=1.5, label=r"$\alpha_l$ (theory)")

@@ -11,7 +11,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .style import EXTENSION_COLORS, SEMANTIC_POSITIONAL, legend_below, new_figure, save
+from .style import (
+    EXTENSION_COLORS,
+    SEMANTIC_POSITIONAL,
+    legend_below,
+    new_figure,
+    phase_mesh,
+    save,
+)
 
 THEORY_LINE = dict(color="k", lw=1.4, label=r"$\alpha_c(\omega)$, theory of the tied model")
 
@@ -41,15 +48,7 @@ def extension_maps(
     summary = flat[len(names)]
     for ax, name in zip(flat, names, strict=False):
         gap = maps[name]
-        mesh = ax.pcolormesh(
-            gap.columns,
-            gap.index,
-            gap.to_numpy(),
-            shading="nearest",
-            cmap=SEMANTIC_POSITIONAL,
-            vmin=-lim,
-            vmax=lim,
-        )
+        mesh = phase_mesh(ax, gap, SEMANTIC_POSITIONAL, lim)
         ax.plot(lines["alpha_c"], lines["omega"], **THEORY_LINE)
         t = transitions[name]
         ax.plot(t["alpha_t"], t["omega"], "x", color="k", ms=4, label="empirical transition")

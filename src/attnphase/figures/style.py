@@ -49,6 +49,15 @@ def color(name: str) -> str:
     return COLORS.get(name, COLORS["accent"])
 
 
+def phase_mesh(ax: Axes, grid: pd.DataFrame, cmap, lim: float):
+    """A diverging colour map of `grid` (omega rows, alpha columns) on [-lim, lim], one cell
+    per grid point; returns the mesh (for a colour bar)."""
+    values = grid.to_numpy()
+    return ax.pcolormesh(
+        grid.columns, grid.index, values, shading="nearest", cmap=cmap, vmin=-lim, vmax=lim
+    )
+
+
 def new_figure(nrows: int, ncols: int, figsize: tuple[float, float], **kw):
     """A Figure (constrained layout) and its axes array, without pyplot."""
     fig = Figure(figsize=figsize, layout="constrained")

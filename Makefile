@@ -33,14 +33,19 @@ lint: $(STAMP)
 docs: $(STAMP)
 	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
 
-# a non-editable install into a fresh virtualenv, used from another directory with the cache
-# locations of a read-only install (HOME unwritable): the package imports and solves
-install-check:
+# the wheel and sdist (`python -m build`, their contents checked), then the wheel installed
+# (not editable) into a fresh virtualenv, used from another directory with the cache locations
+# of a read-only install (HOME unwritable): the package imports and solves, the theory page is
+# installed beside it
+install-check: $(STAMP)
 	rm -rf $(CHECK)
+	$(PY) -m build --outdir $(CHECK)/dist . > $(CHECK).log
+	rm -rf build
+	$(PY) .ci/dist_contents.py $(CHECK)/dist
 	python3 -m venv $(CHECK)/venv
 	$(CHECK)/venv/bin/pip install --quiet torch==2.13.0
-	$(CHECK)/venv/bin/pip install --quiet .
-	rm -rf build
+	$(CHECK)/venv/bin/pip install --quiet $(CHECK)/dist/*.whl
+	test -f $(CHECK)/venv/share/doc/attnphase/theory.md
 	mkdir -p $(CHECK)/run && touch $(CHECK)/home
 	cd $(CHECK)/run && HOME=$(CHECK)/home $(CHECK)/venv/bin/attnphase theory --alpha 1.5 \
 		--branch semantic --order 24,8 --format json > result.json

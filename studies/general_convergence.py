@@ -14,13 +14,14 @@ away from 0 as the error shrinks is a bias.
 References: at L=2 the exact l2 engine at Gauss-Hermite order (128, 32) (its own uncertainty,
 the difference from the default order (64, 24), is printed with it); at L=3 a high-accuracy
 general run on independent scramblings (seeds 1000, 1001, ...), with its standard error: by
-default the stored one of tests/test_error_honesty.py (8 x 65536 points, 25 min), recomputed
+default the stored one of tests/validation/test_error_honesty.py (8 x 65536 points, 25 min),
+recomputed
 with `--ref-points N` (and `--ref-randomisations`, default 8), which prints it in full.
 
 Starts: the semantic cases start cold from the branch, the positional ones from explicit
 overlaps near the branch, so that the table measures the integration error alone (cold
 positional starts, which ended at the trivial point on a quarter to a half of the scramblings
-before commit 90bbe95, are tested in tests/test_general_engine.py).
+before commit 90bbe95, are tested in tests/theory/qmc/test_engine.py).
 
 Timings depend on the load of the (shared, 2-core) machine: the load average is printed at the
 start and at the end.
@@ -47,7 +48,8 @@ from attnphase import QMC, GaussHermite, ModelParams, solve
 
 # the cases (parameters, branch, alpha, start) and the stored L=3 references
 _spec = importlib.util.spec_from_file_location(
-    "test_error_honesty", Path(__file__).resolve().parents[1] / "tests" / "test_error_honesty.py"
+    "test_error_honesty",
+    Path(__file__).resolve().parents[1] / "tests" / "validation" / "test_error_honesty.py",
 )
 honesty = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = honesty
@@ -108,7 +110,11 @@ def l2_reference(case) -> tuple[dict[str, float], dict[str, float], str]:
 def l3_reference(name: str, case, ref_points: int | None, ref_r: int):
     if ref_points is None:
         ref, unc = honesty.L3_REFERENCE[name]
-        return ref, unc, "stored in tests/test_error_honesty.py (8 x 65536 points); its std. error"
+        return (
+            ref,
+            unc,
+            "stored in tests/validation/test_error_honesty.py (8 x 65536 points); its std. error",
+        )
     res = solve_case(case, ref_points, ref_r, seed=REFERENCE_SEED)
     assert res.converged and res.kind == case.branch, (name, res.status, res.kind)
     ref, unc = values_of(res, case.branch)

@@ -28,7 +28,8 @@ seeds and matches the mixed fixed point within 2% (|M| 1% low, 4 errors); L=3 po
 alpha 0.8: q -13%, eps_g -1.8%, training loss +1%, but m = 0.271 +- 0.002 against 0.210 +- 0.001
 (open). Theory 84-830 s per point, simulations 62-126 s per 5-seed batch.
 Two orthogonal encoding directions (L=2, C = I_2; d = 1000, 4 seeds, theory 3 x 2048 points):
-semantic at alpha 1.5 within 3.5% of theory + term (tests/test_general_sim.py); positional at
+semantic at alpha 1.5 within 3.5% of theory + term (tests/validation/test_general_vs_sim.py);
+positional at
 alpha 0.8: eps_g and the training loss within 3.5% of theory + term, q -8%, but
 M = (0.167, -0.141) +- 0.005 against (0.114, -0.116) +- 0.002 (open; (0.162, -0.144) at
 d = 300). The theory's M is that of the equivalent K = 1 encoding C = (1, -1)/sqrt(2)

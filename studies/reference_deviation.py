@@ -7,7 +7,7 @@ the test suite's order (32, 12), and print per row, relative to the reference va
   difference, also printed;
 - quad = (test - conv)/ref: the quadrature error of the test order.
 Then the maxima of |ref_err| and |quad| over the rows where the reference converged (the rows
-tests/test_reference.py checks). `--write` stores the converged solve in
+tests/validation/test_reference.py checks). `--write` stores the converged solve in
 tests/data/converged_omega0.3_sigma0.5_lambda0.01.csv, which that test reads.
 
     python studies/reference_deviation.py [--write]
@@ -25,7 +25,7 @@ from attnphase import GaussHermite, ModelParams, learning_curve
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 CONVERGED, CHECK, TEST = (96, 24), (64, 24), (32, 12)
-# rows where the reference converged: the same selection as tests/test_reference.py
+# rows where the reference converged: the same selection as tests/validation/test_reference.py
 ROWS = {"semantic": lambda a: a > 0.95, "positional": lambda a: a > 0.2}
 COLUMNS = {
     "semantic": ("q", "V", "theta", "mse", "Phi"),

@@ -1,6 +1,6 @@
 """Stationarity of Phi (docs/theory.md §7.5): deviation of the §7.2 hats from finite differences of
 alpha E[M], per case, point count and scrambling. The spread sets the tolerances of
-tests/test_stationarity.py.
+tests/theory/qmc/test_stationarity.py.
 
     .venv/bin/python studies/stationarity.py [--points 2048,4096,16384] [--seeds 3]
 """
@@ -15,7 +15,8 @@ from pathlib import Path
 from attnphase.theory.qmc.stationarity import check_stationarity
 
 _spec = importlib.util.spec_from_file_location(
-    "test_stationarity", Path(__file__).resolve().parents[1] / "tests" / "test_stationarity.py"
+    "test_stationarity",
+    Path(__file__).resolve().parents[1] / "tests" / "theory" / "qmc" / "test_stationarity.py",
 )
 cases = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = cases

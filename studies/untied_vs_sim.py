@@ -1,5 +1,6 @@
 """Untied query/key: the general engine's fixed points against simulations at d = 1000
-(docs/theory-untied.md), the measurement behind tests/test_untied_theory.py's tolerances, and
+(docs/theory-untied.md), the measurement behind the tolerances of
+tests/validation/test_untied_vs_sim.py, and
 the untied alpha_c from both branches' training losses.
 
     .venv/bin/python studies/untied_vs_sim.py [--alphas 1,2] [--seeds 8] [--points 4096]

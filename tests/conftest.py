@@ -22,7 +22,7 @@ from attnphase import GaussHermite, ModelParams, learning_curve  # noqa: E402
 from attnphase.cli import app  # noqa: E402
 
 if "PYTEST_XDIST_WORKER" in os.environ:
-    numba.set_num_threads(1)  # not NUMBA_NUM_THREADS: test_threads.py still runs two
+    numba.set_num_threads(1)  # not NUMBA_NUM_THREADS: validation/test_threads.py still runs two
 
 DATA = Path(__file__).resolve().parent / "data"
 # the studies' helpers (studies/gamp_study.py, ...) import as top-level modules, as they do

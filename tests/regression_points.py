@@ -1,5 +1,6 @@
 """The pinned regression table: about 30 representative outputs of the library whose numbers a
-refactoring must not move (tests/test_regression_table.py compares them to 1e-10 relative).
+refactoring must not move (tests/validation/test_regression_table.py compares them to 1e-10
+relative).
 
 Each point is a named computation returning a flat dict of numbers. The table in
 tests/data/regression_table.json was written by

@@ -22,7 +22,8 @@ BACKTRACKS = 30
 NEWTON_ZONE = 1e-4
 XTOL = 1e-13  # a step below XTOL (1 + |h|) ends the run
 FLOOR = 1e-2
-PROBE = 64  # coarse-search points of the state evolution and GAMP (§8.1; tests/test_globalprox.py)
+# coarse-search points of the state evolution and GAMP (§8.1; tests/prox/test_algorithm.py)
+PROBE = 64
 
 
 @dataclass(frozen=True)

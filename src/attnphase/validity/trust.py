@@ -25,7 +25,8 @@ is "trustworthy" when all of these hold, else "rugged" with the failed criteria 
 - `jump_mass`: its jump mass is below JUMP_MASS_MAX.
 
 Agreement (`tolerance`): |mean - theory| <= 3 SD/sqrt(S) + 5% |theory| over S seeds, the
-README's rule of 3 standard errors plus a few per cent (tests/test_sim_theory.py), with the
+README's rule of 3 standard errors plus a few per cent
+(tests/validation/test_theory_vs_sim.py), with the
 seed-to-seed standard deviation SD measured once where theory and simulation agree (SEED_SD) and
 scaled as 1/sqrt(d), not estimated from two seeds at the point itself (whose spread, in a rugged
 region, is the landscape's and would widen the tolerance exactly where it should not).
@@ -62,9 +63,11 @@ SEED_SD = {"theta": 0.0073, "m": 0.0125}
 SEED_SD_D = 1000
 REL_BIAS = 0.05
 RS_MAX = 1.0
-# docs/theory.md §9 / tests/test_stability.py: jump mass 0 at alpha 1.5 and 3 semantic (theory,
+# docs/theory.md §9 / tests/validity/test_stability.py: jump mass 0 at alpha 1.5 and 3
+# semantic (theory,
 # L-BFGS and GAMP agree), 0.15% on the positional branch at alpha 1.5 where L-BFGS still
-# agrees with the theory in theta, m, q (tests/test_sim_theory.py) while GAMP cycles on 4 of
+# agrees with the theory in theta, m, q (tests/validation/test_theory_vs_sim.py) while GAMP
+# cycles on 4 of
 # 3000 samples, 1.4-1.5% at alpha 0.8 semantic where L-BFGS finds theta ~0.08 against the
 # theory's 0.060: 1% separates the measured agreeing and disagreeing fixed points.
 JUMP_MASS_MAX = 0.01

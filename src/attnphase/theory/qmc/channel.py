@@ -91,7 +91,7 @@ class QMCChannel:
     def starts(self, w: np.ndarray, hstar: np.ndarray, o: MatrixOverlaps) -> np.ndarray:
         """w, 0, the teacher-aligned points +-s a, 2 s a (a = h* mapped into student space
         along theta's rows, or the first columns when theta = 0; s = sign(a . w)), the
-        shrunken 0.5 w, 0.25 w, and the previous minimisers (§7.6, tests/test_globalprox.py)."""
+        shrunken 0.5 w, 0.25 w, and the previous minimisers (§7.6, tests/prox/test_algorithm.py)."""
         norms = np.linalg.norm(o.theta, axis=1, keepdims=True)
         if np.all(norms > 0):
             B = o.theta / norms

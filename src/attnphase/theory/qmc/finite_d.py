@@ -10,8 +10,9 @@ teacher outputs y = T x (eq. 1/16). Per sample, with z_jk = x_j . u_k ~ N(0, sig
 The theory's eps_g and -Phi (§7.4) are the d -> infinity limit of the first part; the bracket is
 O(1), so it adds O(1/d) to eps_g (eq. 4) and, summed over the n = alpha d samples, O(1/d) to
 R(Q)/d (eq. 3). It is not negligible against seed-averaged simulations: at L = 3 on the semantic
-branch it is ~5% of eps_g at d = 1000 and ~2.6% at d = 300 (tests/test_general_sim.py). Other
-O(1/d) effects (finite-d fluctuations of the overlaps) are not included.
+branch it is ~5% of eps_g at d = 1000 and ~2.6% at d = 300
+(tests/validation/test_general_vs_sim.py). Other O(1/d) effects (finite-d fluctuations of the
+overlaps) are not included.
 """
 
 from __future__ import annotations

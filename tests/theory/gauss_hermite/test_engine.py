@@ -1,0 +1,73 @@
+"""Solver behaviour: status, warnings, strict mode, warm starts, result record."""
+
+import json
+import math
+import warnings
+
+import pytest
+
+from attnphase import ConvergenceError, GaussHermite, ModelParams, NonConvergenceWarning, solve
+from attnphase.theory.gauss_hermite.engine import solve_exact
+from tests.cli.test_app import KEYS as JSON_KEYS
+
+
+def test_non_convergence_warns_and_strict_raises():
+    with pytest.warns(NonConvergenceWarning, match="maximum iterations"):
+        r = solve_exact(1.5, ModelParams(), None, "semantic", GaussHermite((8, 4)), max_iter=2)
+    assert not r.converged and r.status == "maximum iterations reached"
+    with pytest.raises(ConvergenceError):
+        solve_exact(
+            1.5, ModelParams(), None, "semantic", GaussHermite((8, 4)), max_iter=2, strict=True
+        )
+
+
+def test_negative_prior_denominator_is_detected_not_returned():
+    """Vhat < 0 near the trivial point (non-convex loss): at alpha=2, lambda + sigma^2 Vhat < 0."""
+    with pytest.warns(NonConvergenceWarning, match=r"lambda \+ sigma\^2 Vhat"):
+        r = solve(2.0, start=(0.02, 0.0, 14.5, 0.0), method=GaussHermite((12, 6)))
+    assert not r.converged and "undefined" in r.status
+    assert math.isnan(r.q) and math.isnan(r.test_error) and math.isnan(r.train_loss)
+
+
+def test_warm_start_converges_in_few_iterations(reference_curves):
+    _, results = reference_curves["semantic"]
+    warm = [r.iterations for r in results[1:10]]
+    assert max(warm) <= 15
+
+
+def test_result_record_is_frozen_and_serialisable():
+    r = solve(2.0, start=(0.114, 0.0, 12.6, 0.158), method=GaussHermite((12, 6)), strict=True)
+    with pytest.raises(AttributeError):
+        r.q = 1.0  # type: ignore[misc]
+    d = r.as_dict()
+    for key in JSON_KEYS:
+        assert key in d
+    json.dumps(d)
+    assert r.mse == 2 * r.test_error and r.phi == -r.train_loss
+    assert r.kind == "semantic" and d["branch"] == "custom"
+
+
+def test_trivial_branch_stays_exactly_trivial():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = solve(0.5, ModelParams(), branch="trivial", method=GaussHermite((16, 8)))
+    assert r.converged and abs(r.m) < 1e-14 and abs(r.theta) < 1e-14
+
+
+def test_gauss_hermite_errors_are_the_change_to_an_independent_solve_at_the_check_order():
+    """Every number's `_err` is its change between the method's order (64, 24) and its check
+    order (48, 16). Against a cold solve at (48, 16) on its own (positional branch, alpha 1.5,
+    where the errors are largest: q_err 1.09e-4, V_err 0.018, eps_g_err 2.0e-6): measured
+    | err - |value - value_check| | / |value| <= 9.2e-7, the two solvers' relative tolerance
+    (1e-6 each), hence the bound 2e-6. A check at the wrong order, errors of another number,
+    or the check's numbers reported instead of the main ones would fail by 1e-4 and more;
+    errors=False gives the same numbers with NaN errors."""
+    p = ModelParams()
+    res = solve(1.5, p, branch="positional")
+    chk = solve(1.5, p, branch="positional", method=GaussHermite((48, 16)), errors=False)
+    bare = solve(1.5, p, branch="positional", errors=False)
+    assert res.q_err > 1e-5 and res.V_err > 1e-3  # a real difference, not rounding
+    for k in ("q", "m", "V", "theta", "qhat", "mhat", "Vhat", "test_error", "train_loss"):
+        v, err = getattr(res, k), getattr(res, f"{k}_err")
+        assert abs(err - abs(v - getattr(chk, k))) <= 2e-6 * max(abs(v), 1e-12), k
+        assert getattr(bare, k) == v and math.isnan(getattr(bare, f"{k}_err")), k

@@ -1,0 +1,31 @@
+"""Bad input: a clear error naming the parameter (ValueError in Python)."""
+
+import math
+
+import pytest
+
+from attnphase import GaussHermite, ModelParams, learning_curve, solve
+from attnphase.theory.gauss_hermite.engine import solve_exact
+
+
+@pytest.mark.parametrize("alpha", [0.0, -1.0, math.nan, math.inf])
+def test_bad_alpha(alpha):
+    with pytest.raises(ValueError, match="^alpha"):
+        solve(alpha)
+    with pytest.raises(ValueError, match="^alpha"):
+        learning_curve([1.0, alpha])
+
+
+def test_bad_init_order_and_branch():
+    with pytest.raises(ValueError, match="branch"):
+        solve(1.0, branch="sideways")
+    with pytest.raises(ValueError, match="start"):
+        solve(1.0, start=(0.1, 0.0, math.nan, 0.0))
+    with pytest.raises(ValueError, match="not admissible"):
+        solve(1.0, start=(0.01, 0.0, 10.0, 0.5))  # theta^2 > q rho
+    with pytest.raises(ValueError, match="order"):
+        solve(1.0, method=GaussHermite((1, 8)))
+    with pytest.raises(ValueError, match="branch"):
+        learning_curve([1.0], branch="sideways")
+    with pytest.raises(ValueError, match="estimator"):
+        solve_exact(1.0, ModelParams(), None, "semantic", GaussHermite((8, 4)), estimator="magic")

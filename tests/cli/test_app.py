@@ -348,6 +348,35 @@ def test_typer_errors_also_exit_2():
         assert runner.invoke(app, args).exit_code == 2
 
 
+# what click finds before a command runs: a value of the wrong type, a misspelt option or
+# command, a missing value or argument, an extra argument; each family in every command
+COMMANDS = ["theory", "simulate", "gamp", "transition", "trust", "landscape", "outcomes", "sweep"]
+USAGE_ERRORS = [
+    *[([c, "--omega", "abc"], "error: --omega") for c in COMMANDS
+      if c not in ("sweep", "trust")],
+    (["simulate", "--d", "abc"], "error: --d: input should be a valid integer"),
+    (["simulate", "--seeds", "1.5"], "error: --seeds: input should be a valid integer"),
+    (["gamp", "--d", "1e3"], "error: --d: input should be a valid integer"),
+    (["figure", "fig2", "--workers", "two"], "error: --workers: input should be a valid integer"),
+    (["theory", "--omgea", "0.3"], "error: --omgea: no such option (did you mean --omega"),
+    (["simulate", "--seed", "1"], "error: --seed: no such option (did you mean --seeds"),
+    *[([c, "--omega"], "error: --omega: needs a value") for c in ("theory", "simulate", "gamp")],
+    (["figure"], "error: NAME: missing (required)"),
+    (["thoery"], "error: no such command 'thoery'. Did you mean 'theory'?"),
+    (["theory", "extra"], "error: got unexpected extra argument"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("args, start", USAGE_ERRORS, ids=[" ".join(a) for a, _ in USAGE_ERRORS])
+def test_usage_errors_are_one_line_naming_the_option(tmp_path, monkeypatch, args, start):
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert res.stdout == "" and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith(start), res.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_version():
     from attnphase import __version__
 

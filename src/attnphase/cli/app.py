@@ -1,14 +1,81 @@
-"""The typer application every subcommand module registers with."""
+"""The typer application every subcommand module registers with. Its command group reports every
+usage error click finds (a value of the wrong type, a misspelt option or command, a missing
+value) as one line `error: --option: ...`, exit code 2, like the commands' own checks."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from .. import __version__
 
+# the click that typer runs on (its own copy in recent versions): its exceptions' module, found
+# through the one exception typer exports
+errors = sys.modules[typer.BadParameter.__module__]
+
+
+def _option_name(param: Any) -> str:
+    """--name of an option (its longest spelling), NAME of an argument."""
+    if param is None:
+        return ""
+    if param.param_type_name == "option":
+        return max(param.opts, key=len)
+    return (param.metavar or param.name or "").upper()
+
+
+def _did_you_mean(possibilities: Sequence[str] | None) -> str:
+    return f" (did you mean {' or '.join(possibilities)}?)" if possibilities else ""
+
+
+def one_line(err: Any) -> str:
+    """click's usage error as `--option: what is wrong` on one line."""
+    if isinstance(err, errors.NoSuchOption):
+        return f"{err.option_name}: no such option{_did_you_mean(err.possibilities)}"
+    if isinstance(err, errors.MissingParameter):
+        return f"{_option_name(err.param)}: missing (required)"
+    if isinstance(err, errors.BadParameter) and err.param is not None:
+        message = err.message.split(", unable to parse")[0]  # typer's number parsing
+        return f"{_option_name(err.param)}: {message[:1].lower()}{message[1:]}"
+    if isinstance(err, errors.BadOptionUsage):
+        message = err.message.replace(f"Option '{err.option_name}' requires an argument", "")
+        return f"{err.option_name}: {message.strip('. ') or 'needs a value'}"
+    message = err.format_message()
+    return message[:1].lower() + message[1:]
+
+
+class OneLineErrors(TyperGroup):
+    """A typer group whose usage errors are one line (`one_line`) and whose interrupt (Ctrl-C
+    outside a command's own handling) is one line too."""
+
+    def main(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> Any:
+        standalone = extra.pop("standalone_mode", True)
+        run = {"args": args, "prog_name": prog_name, "standalone_mode": False, **extra}
+        if not standalone:
+            return super().main(**run)
+        try:
+            code = super().main(**run)
+        except errors.NoArgsIsHelpError as err:
+            err.show()
+            sys.exit(err.exit_code)
+        except errors.ClickException as err:
+            typer.secho(f"error: {' '.join(one_line(err).split())}", err=True, fg="red")
+            sys.exit(2 if isinstance(err, errors.UsageError) else err.exit_code)
+        except typer.Abort:
+            typer.secho("interrupted", err=True, fg="red")
+            sys.exit(130)
+        if code == 130:
+            typer.secho("interrupted", err=True, fg="red")
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=OneLineErrors,
     help="Positional vs semantic learning in a solvable model of dot-product attention.",
     no_args_is_help=True,
     add_completion=False,

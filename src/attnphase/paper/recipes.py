@@ -119,7 +119,7 @@ def _theory(
     rows = []
     for rid, _, params in points:
         status, result, error = summary.outcomes[rid]
-        if status != "ok":
+        if status != "ok" or result is None:
             raise StoreError(f"{name} theory at omega = {params['omega']:g} failed: {error}")
         rows += result["rows"]
     table = pd.DataFrame(rows)

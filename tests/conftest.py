@@ -59,8 +59,7 @@ def reference_curves():
 ENTRY_POINTS = [
     ("attnphase.sim", "run_grid"),
     ("attnphase.sim.grid", "simulate"),
-    ("attnphase.cli.simulate", "learning_curves"),
-    ("attnphase.cli.theory", "learning_curves"),
+    ("attnphase.theory", "learning_curves"),  # the commands import it when they compute
 ]
 
 

@@ -17,24 +17,47 @@ Everything else lives in the subpackages (`attnphase.theory`, `attnphase.sim`,
 """
 
 import importlib
+from typing import TYPE_CHECKING
 
 from .params import STANDARD_A, Mixture, ModelParams, Tied, Untied
-from .theory import (
-    QMC,
-    ConvergenceError,
-    GaussHermite,
-    NonConvergenceWarning,
-    TheoryResult,
-    learning_curve,
-    learning_curves,
-    solve,
-)
-from .theory.baseline import linear_test_error
-from .transitions import Transitions, find_transitions
-from .transitions.table import transition_table
-from .validity.stability import with_stability
 
+if TYPE_CHECKING:
+    from .gamp import run_gamp
+    from .histogram import HistogramConfig, mechanism_scores, run_histogram
+    from .sim import SimConfig, simulate
+    from .theory import (
+        QMC,
+        ConvergenceError,
+        GaussHermite,
+        NonConvergenceWarning,
+        TheoryResult,
+        learning_curve,
+        learning_curves,
+        solve,
+    )
+    from .theory.baseline import linear_test_error
+    from .transitions import Transitions, find_transitions
+    from .transitions.table import transition_table
+    from .validity.landscape import probe_landscape
+    from .validity.stability import with_stability
+    from .validity.trust import trust_map
+
+# everything but the model loads on first use (the theory: scipy, numba, pandas; the finite-d
+# experiments: torch), so that `import attnphase` (the CLI's --help) stays light
 _LAZY = {
+    "QMC": "theory",
+    "ConvergenceError": "theory",
+    "GaussHermite": "theory",
+    "NonConvergenceWarning": "theory",
+    "TheoryResult": "theory",
+    "learning_curve": "theory",
+    "learning_curves": "theory",
+    "solve": "theory",
+    "linear_test_error": "theory.baseline",
+    "Transitions": "transitions",
+    "find_transitions": "transitions",
+    "transition_table": "transitions.table",
+    "with_stability": "validity.stability",
     "SimConfig": "sim",
     "simulate": "sim",
     "HistogramConfig": "histogram",
@@ -71,7 +94,14 @@ __all__ = [
     "solve",
     "transition_table",
     "with_stability",
-    *_LAZY,
+    "SimConfig",
+    "simulate",
+    "HistogramConfig",
+    "run_histogram",
+    "mechanism_scores",
+    "run_gamp",
+    "probe_landscape",
+    "trust_map",
 ]
 
 

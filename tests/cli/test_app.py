@@ -184,8 +184,7 @@ def test_simulation_overlay_returns_the_plotted_summary(tmp_path):
 
 # Every library entry point a command calls; reaching one during a rejected call fails the test.
 ENTRY_POINTS = [
-    ("attnphase.cli.theory", "learning_curves"),
-    ("attnphase.cli.simulate", "learning_curves"),
+    ("attnphase.theory", "learning_curves"),  # theory, simulate: imported when they compute
     ("attnphase.transitions", "find_transitions"),
     ("attnphase.sim", "run_grid"),
     ("attnphase.sim.grid", "simulate"),
@@ -394,6 +393,16 @@ def test_console_script_prints_one_line_without_traceback():
     assert out.stderr.strip() == "error: --lr: lr must be > 0, got -1.0"
 
 
+def test_importing_the_cli_loads_no_heavy_library():
+    """`attnphase --help` and `--version` stay fast: the commands import the theory, the
+    simulations, tables and figures only when they run."""
+    heavy = ("scipy", "numba", "pandas", "torch", "matplotlib", "dask")
+    code = f"import attnphase.cli, sys; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
 def test_failed_plot_keeps_the_printed_table(tmp_path, monkeypatch):
     import attnphase.figures.curves
 
@@ -413,14 +422,14 @@ def test_failed_plot_keeps_the_printed_table(tmp_path, monkeypatch):
 
 
 def test_simulate_failed_plot_keeps_the_printed_table(tmp_path, monkeypatch):
-    import attnphase.cli.simulate
     import attnphase.figures.curves
+    import attnphase.theory
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
     monkeypatch.setattr(attnphase.figures.curves, "simulation_overlay", broken)
-    monkeypatch.setattr(attnphase.cli.simulate, "learning_curves", lambda *a, **k: [])
+    monkeypatch.setattr(attnphase.theory, "learning_curves", lambda *a, **k: [])
     args = [*SIM, "--init", "positional", "--seeds", "2", "--n-test", "50", "--format", "json"]
     res = runner.invoke(app, [*args, "--plot", str(tmp_path / "fig.png")])
     assert res.exit_code == 1

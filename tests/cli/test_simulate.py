@@ -61,8 +61,8 @@ def test_negative_first_encoding_is_a_value():
 
 def test_plot_beyond_the_paper_case_draws_the_general_theory(tmp_path, monkeypatch):
     """An L = 3 model: the overlay's theory comes from the general engine, for that model."""
-    import attnphase.cli.simulate as cli_simulate
     import attnphase.figures.curves
+    import attnphase.theory
     from attnphase.theory import QMC, GaussHermite, resolve_method
 
     calls = {}
@@ -78,7 +78,7 @@ def test_plot_beyond_the_paper_case_draws_the_general_theory(tmp_path, monkeypat
     def overlay(theory, sims, path):
         calls["sims"] = len(sims)
 
-    monkeypatch.setattr(cli_simulate, "learning_curves", learning_curves)
+    monkeypatch.setattr(attnphase.theory, "learning_curves", learning_curves)
     monkeypatch.setattr(attnphase.figures.curves, "simulation_overlay", overlay)
     args = [*SIM, "--A", A3_TEXT, "--encoding", "1,0.5,-1", "--seeds", "1", "--n-test", "50"]
     res = runner.invoke(app, [*args, "--plot", str(tmp_path / "o.png")])

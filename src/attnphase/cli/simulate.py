@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from ..params import ModelParams, variant_of
-from ..theory import learning_curves
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -168,6 +167,7 @@ def simulate(
     typer.echo(render(records, format, sim_columns(p, value_rank)))
     if plot is not None:
         from ..figures.curves import simulation_overlay
+        from ..theory import learning_curves
 
         branches, grid = ["semantic", "positional"], sorted(set(alphas))
         theory = learning_curves(grid, p, branches, progress=not p.is_l2 and sys.stderr.isatty())

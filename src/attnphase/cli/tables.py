@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMATS = ("table", "csv", "json")
 
 
 def to_frame(records: Iterable[dict]) -> pd.DataFrame:
     """Tidy table, one row per point."""
+    import pandas as pd
+
     return pd.DataFrame(list(records))
 
 

@@ -17,12 +17,8 @@ from ..theory import (
     QMC,
     GaussHermite,
     Method,
-    learning_curves,
 )
-from ..theory.gauss_hermite.engine import BRANCHES as EXACT_BRANCHES
 from ..theory.method import exact_refusal
-from ..theory.qmc.engine import MIXTURE_BRANCH, QMC_BRANCHES, check_variant
-from ..validity.stability import learning_curves_with_stability
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -144,6 +140,9 @@ def theory(
     """State-evolution fixed points along alpha (docs/theory.md §3-§4; §7 for any L, r, t).
     --clusters K --label-correlation RHO [--cluster-norm N]: correlated tokens
     (docs/theory-mixtures.md; the mean overlaps m_mean are solved for, not assumed zero)."""
+    from ..theory.gauss_hermite.engine import BRANCHES as EXACT_BRANCHES
+    from ..theory.qmc.engine import MIXTURE_BRANCH, QMC_BRANCHES, check_variant
+
     try:
         alphas = parse_alphas(alpha)
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
@@ -178,6 +177,9 @@ def theory(
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         fail(err)
+    from ..theory import learning_curves
+    from ..validity.stability import learning_curves_with_stability
+
     branches = ["semantic", "positional", "trivial"] if branch == "all" else [branch]
     curve_fn = learning_curves_with_stability if stability else learning_curves
     curves = curve_fn(alphas, p, branches, method=method, progress=sys.stderr.isatty())

@@ -15,10 +15,11 @@ concurrent runs on one store share the points; failed points are retried by a re
 scheduler or a LocalCluster); the point function is the same on all of them.
 """
 
-from .backends import BACKENDS, SchedulerError, check_scheduler
-from .points import evaluate, run_point
-from .run import check_export, run_sweep, write_table
-from .runner import Session, SweepSummary, compute_once, point_id, run_points
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from .spec import (
     KINDS,
     PARAMETERS,
@@ -29,7 +30,42 @@ from .spec import (
     parse_set,
     run_id,
 )
-from .store import ResultStore, StoreError, SweepError, check_store
+
+if TYPE_CHECKING:
+    from .backends import BACKENDS, SchedulerError, check_scheduler
+    from .points import evaluate, run_point
+    from .run import check_export, run_sweep, write_table
+    from .runner import Session, SweepSummary, compute_once, point_id, run_points
+    from .store import ResultStore, StoreError, SweepError, check_store
+
+# the store, the runner and the backends (pandas, psutil) load on first use: importing the
+# package for the spec (the CLI's help text) stays light
+_LAZY = {
+    "BACKENDS": "backends",
+    "SchedulerError": "backends",
+    "check_scheduler": "backends",
+    "evaluate": "points",
+    "run_point": "points",
+    "check_export": "run",
+    "run_sweep": "run",
+    "write_table": "run",
+    "Session": "runner",
+    "SweepSummary": "runner",
+    "compute_once": "runner",
+    "point_id": "runner",
+    "run_points": "runner",
+    "ResultStore": "store",
+    "StoreError": "store",
+    "SweepError": "store",
+    "check_store": "store",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BACKENDS",

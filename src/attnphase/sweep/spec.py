@@ -45,7 +45,6 @@ from ..params import (
     variant_of,
 )
 from ..theory.method import QMC
-from .runner import point_id
 
 if TYPE_CHECKING:
     from ..sim import SimConfig
@@ -441,6 +440,8 @@ def canonical_point(kind: str, params: dict) -> dict:
 def point_hash(kind: str, point: dict) -> str:
     """The run id (`runner.point_id`) of a canonical point, its switched-off extensions and
     default QMC fields left out."""
+    from .runner import point_id  # the store and its backends: not needed to read the spec
+
     off = _HASHED_WHEN_ON[kind]
     return point_id(kind, {k: v for k, v in point.items() if k not in off or v != off[k]})
 

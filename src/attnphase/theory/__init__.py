@@ -7,7 +7,11 @@ continuation are in `branches`, the fixed-point loop in `iterate`, the equations
 `overlaps`, the linear baseline in `baseline`.
 """
 
-from .engine import BRANCHES, learning_curve, learning_curves, solve
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from .method import (
     CHECK_ORDER,
     DEFAULT_ORDER,
@@ -19,6 +23,20 @@ from .method import (
     resolve_method,
 )
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
+
+if TYPE_CHECKING:
+    from .engine import BRANCHES, learning_curve, learning_curves, solve
+
+# the engine (numba, scipy) loads on first use: importing the package for its method and
+# result types (the CLI's option defaults) stays light
+_LAZY = {name: "engine" for name in ("BRANCHES", "learning_curve", "learning_curves", "solve")}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BRANCHES",

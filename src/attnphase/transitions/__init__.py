@@ -9,13 +9,27 @@ error from independent scramblings). `find_transitions` scans a grid of alpha at
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..params import ModelParams, check_int
 from ..theory import QMC, Method, resolve_method
 from .record import Transitions
-from .roots import bracket_sign_changes, refine_or_interpolate, refine_root
-from .scan import scan_alphas
+
+if TYPE_CHECKING:
+    from .roots import bracket_sign_changes, refine_or_interpolate, refine_root
+
+# scipy loads on first use: importing the package for TRANSITION_POINTS or `paths` stays light
+_LAZY = {name: "roots" for name in ("bracket_sign_changes", "refine_or_interpolate", "refine_root")}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 TRANSITION_POINTS = 4096  # per scrambling (QMC): alpha_c to ~1e-3 at L=3, omega=0.3
 
@@ -33,6 +47,8 @@ def find_transitions(
     branches followed on a grid of `num` alphas. method "auto": `GaussHermite()` for the
     paper's L=2 case (errors from its `check_order`), `QMC(points=TRANSITION_POINTS)`
     otherwise (errors from the spread over scramblings: at least 2)."""
+    from .scan import scan_alphas
+
     p = params if params is not None else ModelParams()
     if not 0 < alpha_min < alpha_max or not np.isfinite(alpha_max):
         raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")

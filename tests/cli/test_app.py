@@ -190,6 +190,10 @@ ENTRY_POINTS = [
     ("attnphase.sim.grid", "simulate"),
     ("attnphase.paper.demo", "run_demo"),
     ("attnphase.histogram", "run_histogram"),
+    ("attnphase.transitions.table", "transition_table"),
+    ("attnphase.sweep", "run_sweep"),
+    ("attnphase.validity.trust", "trust_map"),
+    ("attnphase.validity.outcomes", "outcomes"),
 ]
 
 
@@ -294,6 +298,26 @@ BAD_INPUT = [
     (["theory", "--rank", "2", "--engine", "l2"], "--engine: engine l2 solves only L = 2"),
     (["theory", "--branch", "mixed"], "--branch must be one of"),
     (["theory", "--engine", "general", "--points", "1"], "--points and --randomisations"),
+    # requests larger than the machine, refused with the estimate before any work
+    (["simulate", "--d", "10000000"], "--d: d = 10000000 with n = 5000000 training"),
+    (["simulate", "--d", "3000000", "--alpha", "100"], "--d: d = 3000000 with n = 300000000"),
+    (["theory", "--order", "2000,2000"], "--order: the grid of order (2000, 2000) needs about"),
+    (["theory", "--order", "100000"], "--order: the grid of order (100000, 100000) needs"),
+    (["transition", "--order", "3000,40"], "--order: the grid of order (3000, 40) needs"),
+    # Sobol points are powers of two
+    (["theory", "--engine", "general", "--points", "3"], "--points must be a power of two"),
+    (["theory", "--engine", "general", "--points", "1000"], "--points must be a power of two"),
+    (["transition", "--engine", "general", "--points", "1000"], "--points must be a power of"),
+    (["trust", "--points", "3"], "--points: points must be a power of two"),
+    # a branch the model does not have, with what it would need
+    (["theory", "--branch", "mixed", "--engine", "general"], "--branch must be one of"),
+    (["theory", "--branch", "clustered"], "--branch must be one of"),
+    # a store is an SQLite file
+    (["sweep", "--grid", "alpha=1", "--store", "results.csv"], "--store: a store is an SQLite"),
+    (["sweep", "--grid", "alpha=1", "--store", "/dev/null"], "--store: /dev/null is not a regula"),
+    (["trust", "--store", "runs.json"], "--store: a store is an SQLite file"),
+    (["transition", "--store", "lines.txt"], "--store: a store is an SQLite file"),
+    (["outcomes", "--store", "runs"], "--store: a store is an SQLite file"),
     # figure
     (["figure", "fig5"], "NAME must be one of"),
     (["figure", "fig2", "--workers", "0"], "--workers must be >= 1"),

@@ -46,10 +46,21 @@ def test_diverging_run_is_reported_not_returned():
         assert math.isnan(r.test_error) and math.isnan(r.theta)
 
 
+@pytest.mark.parametrize("optimizer", ["adam", "gd"])
+def test_a_run_whose_risk_explodes_but_stays_finite_has_diverged(optimizer):
+    """Adam at lr 1e9 keeps the risk finite (the softmax saturates) while it grows ~1e15-fold:
+    a blow-up, reported as diverged like a non-finite one, not a converged-looking row."""
+    cfg = SimConfig(d=50, alpha=1.0, optimizer=optimizer, lr=1e9, steps=50, n_test=100)
+    with pytest.warns(SimulationWarning, match="grew past 1e\\+06 times its start"):
+        (res,) = simulate(cfg, seeds=[0])
+    assert res.status.startswith("diverged") and not res.converged
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"d": 0}, "^d must"),
+        ({"d": 10_000_000}, "^d: d = 10000000 with n = 10000000 training .* needs about"),
+        ({"d": 10_000, "alpha": 1e6}, "^d: d = 10000 with n = 10000000000 training"),
         ({"d": 10, "alpha": 0.01}, "n = round"),
         ({"alpha": -1.0}, "^alpha"),
         ({"params": {"lam": -0.1}}, "^lam"),

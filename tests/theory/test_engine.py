@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from attnphase import GaussHermite, ModelParams, learning_curve, solve
+from attnphase import QMC, GaussHermite, ModelParams, learning_curve, solve
 from attnphase.theory.gauss_hermite.engine import solve_exact
 
 
@@ -29,3 +29,21 @@ def test_bad_init_order_and_branch():
         learning_curve([1.0], branch="sideways")
     with pytest.raises(ValueError, match="estimator"):
         solve_exact(1.0, ModelParams(), None, "semantic", GaussHermite((8, 4)), estimator="magic")
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: QMC(points=1000), "^points must be a power of two"),
+        (lambda: QMC(points=3), "^points must be a power of two"),
+        (lambda: GaussHermite((2000, 2000)), r"^order: the grid of order \(2000, 2000\) needs"),
+        (lambda: GaussHermite(check_order=(400, 400)), "^check_order: the grid of order"),
+    ],
+)
+def test_methods_refuse_unbalanced_points_and_grids_larger_than_memory(make, match):
+    """A non-power-of-two Sobol sample loses its balance (scipy warns and the error estimate
+    is off); a Gauss-Hermite grid of n_xi^2 n_y^2 warm starts beyond the available memory
+    would fail with a MemoryError after minutes (2000^4 x 16 bytes = 233 TiB; 400^4 x 16 =
+    381 GiB)."""
+    with pytest.raises(ValueError, match=match):
+        make()

@@ -5,6 +5,7 @@ value) as one line `error: --option: ...`, exit code 2, like the commands' own c
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Annotated, Any
 
@@ -47,6 +48,11 @@ def one_line(err: Any) -> str:
     return message[:1].lower() + message[1:]
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A Python warning as one readable line on stderr: `warning: message`."""
+    typer.secho(f"warning: {' '.join(str(message).split())}", err=True, fg="yellow")
+
+
 class OneLineErrors(TyperGroup):
     """A typer group whose usage errors are one line (`one_line`) and whose interrupt (Ctrl-C
     outside a command's own handling) is one line too."""
@@ -59,7 +65,9 @@ class OneLineErrors(TyperGroup):
         if not standalone:
             return super().main(**run)
         try:
-            code = super().main(**run)
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                code = super().main(**run)
         except errors.NoArgsIsHelpError as err:
             err.show()
             sys.exit(err.exit_code)

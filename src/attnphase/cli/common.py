@@ -174,6 +174,28 @@ def check_outputs(files: dict[str, list[Path]], dirs: dict[str, list[Path]]) -> 
         raise usage(err) from None
 
 
+STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
+
+def check_store_option(store: Path, option: str = "--store") -> None:
+    """UsageError naming the option unless `store` names an SQLite file (by its suffix) that
+    can be written and is missing, empty or a sound attnphase store; nothing is created."""
+    from ..sweep import SweepError, check_store
+
+    if store.exists() and not store.is_file() and not store.is_dir():
+        raise UsageError(f"{option}: {store} is not a regular file")
+    check_outputs({option: [store]}, {})
+    if store.suffix.lower() not in STORE_SUFFIXES:
+        raise UsageError(
+            f"{option}: a store is an SQLite file ending in {', '.join(STORE_SUFFIXES)}, got "
+            f"{store} (tables are written with --export or --format)"
+        )
+    try:
+        check_store(store)
+    except SweepError as err:
+        raise UsageError(f"{option}: {err}") from None
+
+
 def figure_files(path: Path, option: str = "--plot") -> list[Path]:
     """The files a figure at `path` is written to (the image and its PDF twin), after checking
     that matplotlib can write the format `path` names."""

@@ -17,6 +17,7 @@ from .common import (
     SigmaOpt,
     UsageError,
     check_outputs,
+    check_store_option,
     fail,
     figure_files,
     parse_alphas,
@@ -75,7 +76,7 @@ def outcomes(
     semantic and positional starts with L-BFGS; classify each end point as semantic, positional
     or other (by its loss and overlaps against the informed runs) and print one row per alpha
     (App. E.4). Progress on stderr."""
-    from ..sweep import SweepError, check_store
+    from ..sweep import SweepError
     from ..validity.outcomes import outcome_specs
 
     try:
@@ -95,15 +96,9 @@ def outcomes(
             outcome_specs(alphas, runs, **options)
         except ValueError as err:
             raise usage(err, {"n": "--alpha/--d"}) from None
-        files = {} if plot is None else {"--plot": figure_files(plot)}
+        check_outputs({} if plot is None else {"--plot": figure_files(plot)}, {})
         if store is not None:
-            files["--store"] = [store]
-        check_outputs(files, {})
-        if store is not None:
-            try:
-                check_store(store)
-            except SweepError as err:
-                raise UsageError(f"--store: {err}") from None
+            check_store_option(store)
     except UsageError as err:
         fail(err)
     from ..validity.outcomes import outcomes as run_outcomes

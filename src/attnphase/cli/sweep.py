@@ -9,7 +9,7 @@ import typer
 
 from ..sweep.spec import KINDS, PARAMETERS
 from .app import app
-from .common import FormatOpt, UsageError, fail
+from .common import FormatOpt, UsageError, check_store_option, fail
 from .tables import FORMATS, render
 
 _PARAGRAPHS = (
@@ -66,7 +66,6 @@ def sweep(
     export: Annotated[Path | None, typer.Option(help="write the table (.csv or .parquet)")] = None,
     format: FormatOpt = "table",
 ) -> None:
-    from ..io import check_output_file
     from ..sweep import (
         SweepError,
         SweepSpec,
@@ -104,11 +103,11 @@ def sweep(
             values["seed"] = list(range(seeds))
         try:
             spec = SweepSpec(kind, values, fixed)
-            check_output_file(store, "--store")
             if export is not None:
                 check_export(export, "--export")
         except ValueError as err:
             raise UsageError(str(err)) from None
+        check_store_option(store)
     except UsageError as err:
         fail(err)
     backend = (

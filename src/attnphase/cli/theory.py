@@ -91,12 +91,17 @@ def method_for(
         raise UsageError(
             f"--points and --randomisations must be >= 2, got {points}, {randomisations}"
         )
+    if engine != "l2" and points & (points - 1):
+        raise UsageError(f"--points must be a power of two (e.g. 1024, 8192), got {points}")
     if engine == "auto":
         engine = "l2" if p.is_l2 else "general"
     refusal = exact_refusal(p) if engine == "l2" else None
     if refusal is not None:
         raise UsageError(f"--engine: engine l2 {refusal} (use --engine general)")
-    return GaussHermite(order) if engine == "l2" else QMC(points, randomisations)
+    try:
+        return GaussHermite(order) if engine == "l2" else QMC(points, randomisations)
+    except ValueError as err:
+        raise usage(err) from None
 
 
 @app.command()
@@ -167,10 +172,18 @@ def theory(
         )
         if mixture is not None:
             valid = (*valid, MIXTURE_BRANCH)
-        if p.untied:
+        if p.untied or p.rank < 2:
             valid = tuple(b for b in valid if b != "mixed")
         if branch != "all" and branch not in valid:
-            raise UsageError(f"--branch must be one of {valid + ('all',)}, got {branch!r}")
+            why = {
+                "mixed": "mixed needs --rank >= 2, the tied model and --engine general",
+                MIXTURE_BRANCH: f"{MIXTURE_BRANCH} needs --clusters >= 2",
+            }
+            missing = [why[b] for b in why if b not in valid]
+            raise UsageError(
+                f"--branch must be one of {valid + ('all',)} here, got {branch!r}"
+                + (f" ({'; '.join(missing)})" if missing else "")
+            )
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         if plot is not None:

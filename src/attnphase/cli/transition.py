@@ -24,6 +24,7 @@ from .common import (
     UsageError,
     build_params,
     check_outputs,
+    check_store_option,
     fail,
     figure_files,
     parse_order,
@@ -114,7 +115,6 @@ def transition(
     baseline) and the spinodals with error estimates, one row per value of the one parameter
     given as a list or range (docs/theory.md §5): followed by continuation (resumable through
     --store, on every QMC scrambling), or scanned at every value."""
-    from ..sweep.store import SweepError, check_store
     from ..transitions.table import APPROACHES, transition_table
 
     try:
@@ -142,16 +142,11 @@ def transition(
             raise UsageError(f"--lines must be all or a list of {','.join(LINES)}, got {lines!r}")
         if workers < 1:
             raise UsageError(f"--workers must be >= 1, got {workers}")
-        check_outputs(
-            {"--plot": figure_files(plot) if plot else [], "--store": [store] if store else []},
-            {},
-        )
+        check_outputs({"--plot": figure_files(plot) if plot else []}, {})
         if store is not None:
-            check_store(store)
+            check_store_option(store)
     except UsageError as err:
         fail(err)
-    except SweepError as err:  # a corrupt or foreign store
-        fail(f"--store: {err}")
     table = transition_table(
         p,
         values,

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from ..params import check_int, check_unit_interval
+from ..theory.method import QMC
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -21,6 +22,7 @@ from .common import (
     UsageError,
     build_params,
     check_outputs,
+    check_store_option,
     fail,
     figure_files,
     parse_alphas,
@@ -100,23 +102,23 @@ def trust(
                         f"{seeds}, got {gamp_seeds}"
                     )
             check_int("gamp_max_iter", gamp_max_iter)
-            check_int("points", points, minimum=2)
-            check_int("randomisations", randomisations)
+            QMC(points, randomisations)  # a power of two, >= 2; scramblings >= 1
             check_int("n_test", n_test)
         except ValueError as err:
             raise usage(err) from None
         if store is not None:
-            from ..sweep import StoreError, check_store
-
-            check_outputs({"--store": [store]}, {})
-            try:
-                check_store(store)
-            except StoreError as err:
-                raise UsageError(f"--store: {err}") from None
+            check_store_option(store)
         if plot is not None:
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         fail(err)
+    if points < 1024:
+        typer.secho(
+            f"warning: --points {points}: the stability measure's jump mass is resolved to about "
+            f"1/{points * randomisations}; the defaults use 4096 x 4",
+            err=True,
+            fg="yellow",
+        )
     from ..validity.trust import trust_map
 
     rows = trust_map(

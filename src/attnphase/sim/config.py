@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .._core.memory import check_memory
 from ..params import (
     ModelParams,
     check_finite,
@@ -93,6 +94,7 @@ class SimConfig:
             )
         check_int("n_test", self.n_test)
         check_int("value_rank", self.value_rank, minimum=0)
+        check_memory("d", self.memory_bytes, self.memory_text)
         mixture = self.params.mixture
         if mixture is not None and mixture.clusters > self.d:
             raise ValueError(
@@ -140,6 +142,20 @@ class SimConfig:
     @property
     def n(self) -> int:
         return int(round(self.alpha * self.d))
+
+    @property
+    def memory_bytes(self) -> float:
+        """A lower bound of the memory a run needs: its training and test tokens, twice (the
+        data and the fields and gradients computed from them)."""
+        itemsize = 4 if self.dtype == "float32" else 8
+        return 2.0 * (self.n + self.n_test) * self.params.L * self.d * itemsize
+
+    @property
+    def memory_text(self) -> str:
+        return (
+            f"d = {self.d} with n = {self.n} training and {self.n_test} test sequences of "
+            f"L = {self.params.L} tokens"
+        )
 
     @property
     def L(self) -> int:

@@ -34,8 +34,12 @@ DEFAULTS: dict[str, OptimizerDefaults] = {
 }
 
 
+# a first-order run whose risk grows past this multiple of its start (plus one) has diverged
+GROWTH = 1e6
+
+
 class Diverged(ArithmeticError):
-    """The risk became non-finite during training."""
+    """The risk became non-finite, or grew GROWTH-fold, during training."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,12 @@ def _first_order(risk, Q0, optimizer, lr, steps, gtol) -> TrainReport:
         loss = risk(Q)
         if not torch.all(torch.isfinite(loss)):
             raise Diverged(f"risk became non-finite at step {step} ({optimizer}, lr={lr})")
+        if step == 0:
+            ceiling = GROWTH * (loss.detach().abs() + 1.0)
+        elif bool((loss.detach() > ceiling).any()):
+            raise Diverged(
+                f"risk grew past {GROWTH:.0e} times its start at step {step} ({optimizer}, lr={lr})"
+            )
         loss.sum().backward()
         rms = Q.grad.pow(2).sum(dim=(1, 2)).sqrt() / math.sqrt(Q.shape[1] * Q.shape[2])
         newly = (rms <= gtol).cpu() & ~done

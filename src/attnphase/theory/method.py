@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from .._core.memory import check_memory
 from ..params import ModelParams, check_int
 
 DEFAULT_ORDER = (64, 24)  # Gauss-Hermite (n_xi, n_y); the README's convergence study
@@ -34,7 +35,10 @@ def check_order(name: str, order) -> tuple[int, int]:
         raise ValueError(
             f"{name} must be an int >= 2 or a pair (n_xi, n_y) of ints >= 2, got {order!r}"
         )
-    return int(order[0]), int(order[1])
+    n_xi, n_y = int(order[0]), int(order[1])
+    # the product grid's warm starts: up to n_xi^2 n_y^2 nodes of 2 float64 each (§5)
+    check_memory(name, 16.0 * n_xi**2 * n_y**2, f"the grid of order ({n_xi}, {n_y})")
+    return n_xi, n_y
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,10 @@ class QMC:
     on_branch: ClassVar[float] = 1e-4
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "points", check_int("points", self.points, minimum=2))
+        points = check_int("points", self.points, minimum=2)
+        if points & (points - 1):  # Sobol points keep their balance only in powers of two
+            raise ValueError(f"points must be a power of two (e.g. 1024, 8192), got {points}")
+        object.__setattr__(self, "points", points)
         object.__setattr__(self, "randomisations", check_int("randomisations", self.randomisations))
         object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
 

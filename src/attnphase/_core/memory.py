@@ -1,0 +1,23 @@
+"""Memory a request would need, checked before any work: a request larger than the machine's
+available memory is refused with the estimate, naming the parameter that makes it large."""
+
+from __future__ import annotations
+
+import psutil
+
+
+def gib(nbytes: float) -> str:
+    """Bytes as GiB (or TiB, PiB for the absurd), two significant digits."""
+    for unit, scale in (("PiB", 2**50), ("TiB", 2**40)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes / 2**30:.3g} GiB"
+
+
+def check_memory(name: str, need: float, what: str) -> None:
+    """ValueError naming `name` when `need` bytes (for `what`) exceed the available memory."""
+    available = psutil.virtual_memory().available
+    if need > available:
+        raise ValueError(
+            f"{name}: {what} needs about {gib(need)}, more than the {gib(available)} available"
+        )

@@ -98,3 +98,22 @@ def test_a_table_is_computed_once_per_parameter_set(tmp_path):
     with ResultStore(store) as db:
         attempts = db.attempts()
     assert list(attempts["status"]) == ["ok", "ok", "error", "ok"] and len(calls) == 3
+
+
+def test_an_interrupted_run_says_how_many_points_it_stored_and_keeps_them(tmp_path):
+    """Ctrl-C (or SIGTERM, turned into it by the CLI) at the third point: the two finished
+    points are stored, no claim is left behind, and the message says how to go on."""
+    from attnphase._core.interrupt import Interrupted
+
+    def fn(kind, params):
+        if params["x"] == 2:
+            raise KeyboardInterrupt
+        return {"y": params["x"]}
+
+    points = [(point_id("toy", {"x": x}), "toy", {"x": x}) for x in range(5)]
+    store = tmp_path / "s.sqlite"
+    with pytest.raises(Interrupted, match="^2 of 5 points .* stored in .*s.sqlite; rerun"):
+        run_points(points, fn, store=store)
+    with ResultStore(store) as db:
+        assert len(db.frame()) == 2
+        assert db._query("SELECT COUNT(*) FROM claims") == [(0,)]

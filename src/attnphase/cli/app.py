@@ -13,6 +13,8 @@ import typer
 from typer.core import TyperGroup
 
 from .. import __version__
+from .._core.interrupt import Interrupted, sigterm_as_interrupt
+from .common import SETTINGS
 
 # the click that typer runs on (its own copy in recent versions): its exceptions' module, found
 # through the one exception typer exports
@@ -65,9 +67,12 @@ class OneLineErrors(TyperGroup):
         if not standalone:
             return super().main(**run)
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), sigterm_as_interrupt():
                 warnings.showwarning = _show_warning
                 code = super().main(**run)
+        except Interrupted as err:
+            typer.secho(f"interrupted: {err}", err=True, fg="red")
+            sys.exit(130)
         except errors.NoArgsIsHelpError as err:
             err.show()
             sys.exit(err.exit_code)
@@ -104,5 +109,9 @@ def main(
             "--version", callback=_print_version, is_eager=True, help="print the version and exit"
         ),
     ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet/--progress", "-q", help="no progress lines on stderr")
+    ] = False,
 ) -> None:
     """Positional vs semantic learning in a solvable model of dot-product attention."""
+    SETTINGS["progress"] = not quiet

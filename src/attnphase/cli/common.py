@@ -37,6 +37,16 @@ ClusterNormOpt = Annotated[float, typer.Option(help="norm of every cluster mean 
 STANDARD_A_TEXT = "0.6,0.4,0.4,0.6"
 
 
+# set by the app's --quiet: progress lines on stderr or none
+SETTINGS = {"progress": True}
+
+
+def show_progress() -> bool:
+    """Whether the commands show progress (on a terminal a bar, elsewhere a line per 30 s once a
+    run has lasted 5 s: `attnphase._core.progress`); --quiet turns it off."""
+    return SETTINGS["progress"]
+
+
 class UsageError(ValueError):
     """Bad command-line input (exit code 2)."""
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +9,7 @@ from typing import Annotated
 import typer
 
 from .app import app
-from .common import UsageError, check_outputs, fail, figure_files, usage
+from .common import UsageError, check_outputs, fail, figure_files, show_progress, usage
 from .histogram import HISTOGRAM_COLUMNS
 from .tables import render
 from .theory import THEORY_COLUMNS
@@ -102,7 +101,7 @@ def demo(
         typer.echo(render(table.to_dict("records"), "table", columns))
 
     try:
-        run_demo(out, full=full, num=num, progress=sys.stderr.isatty(), report=show)
+        run_demo(out, full=full, num=num, progress=show_progress(), report=show)
     except (CheckpointError, SweepError) as err:
         fail(err)
     except OSError as err:

@@ -3,7 +3,6 @@ evolution."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -27,6 +26,7 @@ from .common import (
     fail,
     figure_files,
     plot_failed,
+    show_progress,
     usage,
 )
 from .tables import FORMATS, render
@@ -106,7 +106,7 @@ def gamp(
         seeds=seeds,
         damping=damping,
         max_iter=max_iter,
-        progress=sys.stderr.isatty(),
+        progress=show_progress(),
     )
     rows = [row for res in runs for row in trace_table(res)] if trace or plot else []
     if trace:

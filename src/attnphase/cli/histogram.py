@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -10,7 +9,7 @@ from typing import Annotated
 import typer
 
 from .app import app
-from .common import FormatOpt, UsageError, check_outputs, fail, plot_failed, usage
+from .common import FormatOpt, UsageError, check_outputs, fail, plot_failed, show_progress, usage
 from .tables import FORMATS, render
 
 HISTOGRAM_COLUMNS = [
@@ -87,7 +86,7 @@ def histogram(
                 cfg = replace(cfg, target_accuracy=None)
         except ValueError as err:
             raise usage(err) from None
-        result = run_histogram(cfg, checkpoint, device, progress=sys.stderr.isatty())
+        result = run_histogram(cfg, checkpoint, device, progress=show_progress())
     except (UsageError, CheckpointError, FloatingPointError) as err:
         fail(err)
     typer.echo(render(result.summaries(), format, HISTOGRAM_COLUMNS))

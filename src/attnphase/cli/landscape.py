@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -30,6 +29,7 @@ from .common import (
     parse_alphas,
     parse_values,
     plot_failed,
+    show_progress,
     usage,
 )
 from .tables import FORMATS, render
@@ -121,7 +121,7 @@ def landscape(
         n_test=n_test,
         method=method,
         probes=probes,
-        progress=sys.stderr.isatty(),
+        progress=show_progress(),
     )
     rows = result.rows()
     typer.echo(render(rows, format, LANDSCAPE_COLUMNS))

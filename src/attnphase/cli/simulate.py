@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -33,6 +32,7 @@ from .common import (
     figure_files,
     parse_alphas,
     plot_failed,
+    show_progress,
     usage,
 )
 from .tables import FORMATS, render, to_frame
@@ -162,7 +162,7 @@ def simulate(
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         fail(err)
-    results = run_grid(configs, range(seeds), workers, threads, progress=sys.stderr.isatty())
+    results = run_grid(configs, range(seeds), workers, threads, progress=show_progress())
     records = [r.as_dict() for r in results]
     typer.echo(render(records, format, sim_columns(p, value_rank)))
     if plot is not None:
@@ -170,7 +170,7 @@ def simulate(
         from ..theory import learning_curves
 
         branches, grid = ["semantic", "positional"], sorted(set(alphas))
-        theory = learning_curves(grid, p, branches, progress=not p.is_l2 and sys.stderr.isatty())
+        theory = learning_curves(grid, p, branches, progress=not p.is_l2 and show_progress())
         try:
             simulation_overlay(to_frame([r.as_dict() for r in theory]), to_frame(records), plot)
         except (OSError, ValueError) as err:

@@ -9,7 +9,7 @@ import typer
 
 from ..sweep.spec import KINDS, PARAMETERS
 from .app import app
-from .common import FormatOpt, UsageError, check_store_option, fail
+from .common import FormatOpt, UsageError, check_store_option, fail, show_progress
 from .tables import FORMATS, render
 
 _PARAGRAPHS = (
@@ -121,6 +121,7 @@ def sweep(
             workers=dask_workers or workers,
             scheduler=scheduler,
             retry=retry,
+            progress=show_progress(),
         )
     except SweepError as err:
         fail(err)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +17,7 @@ from ..theory import (
     GaussHermite,
     Method,
 )
-from ..theory.method import exact_refusal
+from ..theory.method import exact_refusal, qmc_seconds
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -43,6 +42,7 @@ from .common import (
     parse_alphas,
     parse_order,
     plot_failed,
+    show_progress,
     usage,
 )
 from .tables import FORMATS, render, to_frame
@@ -78,6 +78,7 @@ PointsOpt = Annotated[int, typer.Option(help="general: Sobol points per scrambli
 
 
 ENGINES = ("auto", "l2", "general")
+WARN_SECONDS, REFUSE_SECONDS = 120.0, 3 * 3600.0  # one fixed point's estimated duration
 
 
 def method_for(
@@ -99,9 +100,25 @@ def method_for(
     if refusal is not None:
         raise UsageError(f"--engine: engine l2 {refusal} (use --engine general)")
     try:
-        return GaussHermite(order) if engine == "l2" else QMC(points, randomisations)
+        method = GaussHermite(order) if engine == "l2" else QMC(points, randomisations)
     except ValueError as err:
         raise usage(err) from None
+    if isinstance(method, QMC):
+        check_duration(qmc_seconds(p, method), p)
+    return method
+
+
+def check_duration(seconds: float, p: ModelParams) -> None:
+    """Refuse (UsageError) a fixed point estimated to take over REFUSE_SECONDS, warn (one line)
+    over WARN_SECONDS; the estimate is `qmc_seconds`'s."""
+    what = (
+        f"one fixed point at rank {p.rank}, L = {p.L} takes roughly {seconds / 60:.3g} min "
+        "(its cost grows like points x randomisations x (rank L)^2)"
+    )
+    if seconds > REFUSE_SECONDS:
+        raise UsageError(f"--rank: {what}; lower --rank or --points")
+    if seconds > WARN_SECONDS:
+        typer.secho(f"warning: {what}", err=True, fg="yellow")
 
 
 @app.command()
@@ -195,7 +212,7 @@ def theory(
 
     branches = ["semantic", "positional", "trivial"] if branch == "all" else [branch]
     curve_fn = learning_curves_with_stability if stability else learning_curves
-    curves = curve_fn(alphas, p, branches, method=method, progress=sys.stderr.isatty())
+    curves = curve_fn(alphas, p, branches, method=method, progress=show_progress())
     records = [r.as_dict() for r in curves]
     columns = THEORY_COLUMNS + (STABILITY_COLUMNS if stability else [])
     columns += UNTIED_COLUMNS if p.untied else []

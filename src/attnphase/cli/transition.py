@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -30,6 +29,7 @@ from .common import (
     parse_order,
     parse_values,
     plot_failed,
+    show_progress,
 )
 from .tables import FORMATS, render
 from .theory import EngineOpt, PointsOpt, RandomisationsOpt, method_for
@@ -102,8 +102,12 @@ def transition(
         typer.Option(help="continuation: SQLite store to resume from and add to"),
     ] = None,
     lines: Annotated[
-        str, typer.Option(help="continuation: all, or some of " + ",".join(LINES))
-    ] = "all",
+        str,
+        typer.Option(
+            help="continuation: some of " + ",".join(LINES) + ", or all (the spinodals cost "
+            "2-3 times the two transitions)"
+        ),
+    ] = "alpha_c,alpha_l",
     workers: Annotated[int, typer.Option(help="continuation: local processes")] = 2,
     scheduler: Annotated[
         str | None, typer.Option(help="continuation: Dask scheduler tcp://host:port")
@@ -160,7 +164,7 @@ def transition(
         lines=names,
         workers=workers,
         scheduler=scheduler,
-        progress=sys.stderr.isatty(),
+        progress=show_progress(),
     )
     typer.echo(render(table.to_dict("records"), format, [parameter] + TABLE_COLUMNS))
     if plot is not None:

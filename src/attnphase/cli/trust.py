@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -28,6 +27,7 @@ from .common import (
     parse_alphas,
     parse_values,
     plot_failed,
+    show_progress,
     usage,
 )
 from .tables import FORMATS, render
@@ -134,7 +134,7 @@ def trust(
         randomisations=randomisations,
         n_test=n_test,
         store=store,
-        progress=sys.stderr.isatty(),
+        progress=show_progress(),
     )
     columns = [c for c in TRUST_COLUMNS if any(c in r for r in rows)]  # --no-gamp: no gamp_*
     typer.echo(render(rows, format, columns))

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .._core.progress import progress_bar
 from ..ops.tensor import back_project, fields
 from ..params import ModelParams, check_finite, check_int, check_positive
 from ..prox import PROBE, global_prox, prox_jacobian
@@ -290,9 +291,7 @@ def run_gamp(
     change, switched = float("nan"), torch.zeros(prob.n, dtype=torch.bool, device=dev)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=max_iter, desc=f"GAMP d={d} alpha={alpha}", unit="it")
+        bar = progress_bar(total=max_iter, desc=f"GAMP d={d} alpha={alpha}", enabled=True)
     status = "maximum iterations reached"
     for it in range(max_iter + 1):
         h = fields(prob.x_pos, st.Q)  # x~ Qh/sqrt(d)

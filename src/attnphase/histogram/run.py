@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .._core.progress import progress_bar
 from ..params import check_nonnegative, check_positive
 from ..sim import pick_device
 from .data import EXAMPLES, HistogramData, make_dataset, seed_for
@@ -257,12 +257,10 @@ def _stage(model, data, train_cfg, run_seeds, ckpt, fingerprint, progress, mode)
 
 
 class EpochBar:
-    """A tqdm bar over epochs (shown on a terminal only), usable as an `on_epoch` callback."""
+    """A progress bar over epochs (`progress_bar`), usable as an `on_epoch` callback."""
 
     def __init__(self, label: str, total: int) -> None:
-        from tqdm.auto import tqdm
-
-        self.bar = tqdm(total=total, desc=label, unit="epoch", disable=not sys.stderr.isatty())
+        self.bar = progress_bar(total=total, desc=label, unit="epoch", enabled=True)
 
     def __call__(self, epoch: int, hist: History) -> None:
         self.bar.n = epoch

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 import torch
 
 from .._core.orphans import worker_pool
+from .._core.progress import progress_bar
 from ..params import check_int
 from .run import SimConfig, SimResult, simulate
 
@@ -61,11 +62,9 @@ def run_grid(
     configs, seeds = list(configs), list(seeds)
     check_grid(configs, seeds, workers, threads)
     seeds = [int(s) for s in seeds]
-    from tqdm.auto import tqdm
-
     jobs = [(cfg, seeds) for cfg in configs]
     results: list[SimResult] = []
-    with tqdm(total=len(jobs), desc="simulate", unit="point", disable=not progress) as bar:
+    with progress_bar(total=len(jobs), desc="simulate", unit="point", enabled=progress) as bar:
         if workers == 1 or len(jobs) <= 1:
             with torch_threads(threads):
                 for job in jobs:

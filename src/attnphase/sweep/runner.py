@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._core.interrupt import Interrupted
+from .._core.progress import progress_bar
 from ..io import check_output_file
 from .backends import Outcome, check_backend, open_backend
 from .points import PointFunction
@@ -130,17 +132,29 @@ def run_points(
 
 
 def _drive(points, fn, session: Session | None, pool, retry, progress, desc) -> SweepSummary:
+    """`_loop`, an interruption turned into `Interrupted` saying how many points are stored."""
+    counts = {"ok": 0, "error": 0, DONE: 0}
+    try:
+        return _loop(points, fn, session, pool, retry, progress, desc, counts)
+    except KeyboardInterrupt:
+        done = counts["ok"] + counts["error"] + counts[DONE]
+        where = (
+            f"stored in {session.path}; rerun the same command to resume"
+            if session is not None
+            else "computed, none stored (no store)"
+        )
+        raise Interrupted(f"{done} of {len(points)} points ({desc}) {where}") from None
+
+
+def _loop(points, fn, session, pool, retry, progress, desc, counts) -> SweepSummary:
     """Points are claimed one at a time, just before the backend takes them, so concurrent runs
     share the points."""
-    from tqdm.auto import tqdm
-
     pending = deque((rid, kind, params, retry) for rid, kind, params in points)
     waiting: list[Point] = []
     inflight: dict = {}
     outcomes: dict[str, Outcome] = {}
-    counts = {"ok": 0, "error": 0, DONE: 0}
     show = sys.stderr.isatty() if progress is None else progress
-    with tqdm(total=len(pending), desc=desc, unit="point", disable=not show) as bar:
+    with progress_bar(total=len(pending), desc=desc, unit="point", enabled=show) as bar:
         while pending or waiting or inflight:
             while pending and len(inflight) < pool.capacity:
                 rid, kind, params, may_retry = pending.popleft()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+from .._core.progress import progress_bar
 from .result import TheoryResult
 
 BRANCHES = ("semantic", "positional", "trivial", "mixed", "clustered")
@@ -38,9 +39,7 @@ def follow_branch(
     """
     order: Iterable[int] = continuation_order(alphas, branch)
     if progress:
-        from tqdm.auto import tqdm
-
-        order = tqdm(list(order), desc=f"{branch} branch", unit="alpha")
+        order = progress_bar(list(order), desc=f"{branch} branch", unit="alpha", enabled=True)
     results: dict[int, TheoryResult] = {}
     done: list[TheoryResult] = []
     reached = False  # has this continuation been on the branch yet?

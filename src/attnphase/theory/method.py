@@ -84,6 +84,17 @@ class QMC:
 
 Method = GaussHermite | QMC
 
+# one QMC map evaluation per point (Sobol points x scramblings) at rank 1, L = 2; it grows like
+# (rank L / 2)^2 (measured on 2 shared cores: 80, 270, 680, 3600 us at rank 1, 2, 4, 8)
+QMC_SECONDS_PER_POINT = 8e-5
+TYPICAL_ITERATIONS = 100  # a cold QMC fixed point takes 30-600 map evaluations (§4)
+
+
+def qmc_seconds(p: ModelParams, method: QMC) -> float:
+    """A rough duration of one cold QMC fixed point of model `p`, for warnings and refusals."""
+    per_point = QMC_SECONDS_PER_POINT * (p.rank * p.L / 2) ** 2
+    return per_point * method.points * method.randomisations * TYPICAL_ITERATIONS
+
 
 def exact_refusal(p: ModelParams) -> str | None:
     """Why the exact Gauss-Hermite channel cannot solve model `p` ("solves only ..."; the

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._core.progress import progress_bar
 from ..params import ModelParams
 from ..sweep.backends import check_backend
 from ..sweep.runner import Session, compute_once, point_id, run_points
@@ -235,8 +236,6 @@ def transition_table(
         method,
     )
     setups = [base.on_replica(k) for k in replicas(method)]
-    from tqdm.auto import tqdm
-
     with Session(store, LEASE_SECONDS) as session:
 
         def scan(setup: LineSetup, s: float) -> dict:
@@ -253,7 +252,7 @@ def transition_table(
 
         i0 = _start_index(values, p, parameter)
         tasks = []
-        with tqdm(total=len(setups), desc="scans for the starts", disable=not progress) as bar:
+        with progress_bar(total=len(setups), desc="scans for the starts", enabled=progress) as bar:
             for setup in setups:
                 found = scan(setup, values[i0])
                 starts = {name: (i0, found[name]) for name in names}

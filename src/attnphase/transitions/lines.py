@@ -17,8 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from tqdm.auto import tqdm
-
+from .._core.progress import progress_bar
 from ..params import ModelParams, check_int
 from ..theory import QMC, GaussHermite, Method, resolve_method
 from .continuation import NEWTON_TOL, Check, LineFollower, LinePoint
@@ -154,7 +153,7 @@ def transition_lines(
     window = (alpha_min, alpha_max)
     per_replica: dict[str, list[list[LinePoint]]] = {name: [] for name in names}
     reps = replicas(m)
-    for k in tqdm(reps, desc="scramblings", disable=not progress or len(reps) == 1):
+    for k in progress_bar(reps, desc="scramblings", enabled=progress and len(reps) > 1):
         lines = method_lines(path, m, k)
         starts = line_starts(lines, values[0], alpha_min, alpha_max, scan_num)
         for name in names:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._core.progress import progress_bar
 from ..params import ModelParams
 from ..theory import QMC, GaussHermite, Method, resolve_method
 from . import TRANSITION_POINTS
@@ -59,12 +60,10 @@ def _global_minimum_alpha_l(df: pd.DataFrame) -> pd.DataFrame:
 
 def _scan_rows(p, values, parameter, progress, **scan) -> list[dict]:
     """`find_transitions(**scan)` at every value."""
-    from tqdm.auto import tqdm
-
     from . import find_transitions
 
     rows = []
-    for s in tqdm(values, desc="transition scans", disable=not progress):
+    for s in progress_bar(values, desc="transition scans", enabled=progress):
         t = find_transitions(p.with_value(parameter, s), **scan)
         row: dict = {parameter: s}
         for name in LINES:

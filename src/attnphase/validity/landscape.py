@@ -37,6 +37,7 @@ from numpy.linalg import LinAlgError
 from scipy.linalg import cholesky, solve_triangular
 from scipy.sparse.linalg import LinearOperator, cg, eigsh
 
+from .._core.progress import progress_bar
 from ..ops.tensor import back_project, fields, loss_derivatives
 from ..params import ModelParams, check_int, check_positive, check_unit_interval
 from ..sim import SeedProblem, SimConfig, StructuredRisk, TrainReport, minimise
@@ -358,9 +359,8 @@ def probe_landscape(
     gtol = cfgs[0].gtol if gtol is None else check_positive("gtol", gtol)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(alphas) * len(starts) * len(seeds), desc="landscape", unit="start")
+        total = len(alphas) * len(starts) * len(seeds)
+        bar = progress_bar(total=total, desc="landscape", unit="start", enabled=True)
     points = []
     for cfg in cfgs:
         for seed in seeds:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._core.progress import progress_bar
 from ..ops.array import sym_sqrt
 from ..params import ModelParams
 from ..prox.replicon import replicon_terms
@@ -224,7 +225,5 @@ def learning_curves_with_stability(
             "stability: measured for the tied model with Gaussian tokens only, not with "
             "untied query and key or correlated tokens"
         )
-    from tqdm.auto import tqdm
-
     curves = learning_curves(alphas, p, branches, method=method, progress=progress)
-    return [with_stability(r) for r in tqdm(curves, desc="RS stability", disable=not progress)]
+    return [with_stability(r) for r in progress_bar(curves, desc="RS stability", enabled=progress)]

@@ -1,0 +1,31 @@
+"""Interruptions: SIGTERM handled like Ctrl-C (the same clean-up runs: leases released, workers
+stopped), and `Interrupted`, the exception that says what an interrupted run kept."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class Interrupted(Exception):
+    """A run stopped by Ctrl-C or SIGTERM: what it kept and how to go on (its message)."""
+
+
+def _raise_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block SIGTERM raises KeyboardInterrupt in the main thread (elsewhere: no
+    change); the previous handler is restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -60,7 +60,7 @@ def test_figure_extensions_end_to_end_and_a_rerun_computes_nothing(tmp_path, mon
     n = _attempts(out)
     assert n == 5 * 4
     monkeypatch.setattr(extensions_plot, "save", lambda fig, path: None)  # the rerun: data only
-    res = CliRunner().invoke(app, args)
+    res = CliRunner().invoke(app, ["--quiet", *args])  # stderr: the summaries alone
     assert res.exit_code == 0 and _attempts(out) == n and len(solves) == 1
     summaries = res.stderr.strip().splitlines()
     assert len(summaries) == 5 and all(s.startswith("0 computed,") for s in summaries)

@@ -253,7 +253,7 @@ def test_figure_all_writes_every_figure_and_a_rerun_computes_nothing(tmp_path, m
     drawn = []
     draw = F.finite_size
     monkeypatch.setattr(F, "finite_size", lambda s, *a: drawn.append(s) or draw(s, *a))
-    res = CliRunner().invoke(app, ["figure", "all", "--out", str(out), "--workers", "1"])
+    res = CliRunner().invoke(app, ["--quiet", "figure", "all", "--out", str(out), "--workers", "1"])
     assert res.exit_code == 0 and len(solves) == n  # theory from the cached tables
     assert len(steps) == 4  # and the lines
     # the shared store now holds Fig. 7's alphas too; Fig. 3 left draws only its own points

@@ -30,6 +30,22 @@ def check_positive(name: str, value: float) -> float:
     return x
 
 
+# the largest sample complexity the state evolution takes: beyond it the hats overflow; the
+# semantic fixed point's overlaps change by under 1e-4 between alpha 1e4 and 1e7 (its limit)
+MAX_ALPHA = 1e8
+
+
+def check_alpha(value: float, name: str = "alpha") -> float:
+    """A sample complexity in (0, MAX_ALPHA]; ValueError naming `name` otherwise."""
+    x = check_positive(name, value)
+    if x > MAX_ALPHA:
+        raise ValueError(
+            f"{name} must be <= {MAX_ALPHA:g} (the fixed points reach their alpha -> infinity "
+            f"limit long before), got {value!r}"
+        )
+    return x
+
+
 def check_nonnegative(name: str, value: float) -> float:
     x = check_finite(name, value)
     if x < 0:
@@ -55,6 +71,9 @@ def check_unit_interval(name: str, value: float) -> float:
     return x
 
 
+MAX_ENTRY = 1e6  # of A: attention weights are O(1); at 1e300 the target's square overflows
+
+
 def as_square_matrix(name: str, value) -> tuple[tuple[float, ...], ...]:
     """An L x L matrix (L >= 2) from nested sequences or L*L numbers (row-major), as tuples;
     ValueError names the parameter."""
@@ -69,6 +88,11 @@ def as_square_matrix(name: str, value) -> tuple[tuple[float, ...], ...]:
         )
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must have finite entries, got {value!r}")
+    if np.abs(arr).max() > MAX_ENTRY:
+        raise ValueError(
+            f"{name} entries must lie in [-{MAX_ENTRY:g}, {MAX_ENTRY:g}] (attention weights are of "
+            f"order one), got {np.abs(arr).max():g}"
+        )
     return tuple(tuple(float(x) for x in row) for row in arr)
 
 

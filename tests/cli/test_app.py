@@ -304,6 +304,12 @@ BAD_INPUT = [
     (["theory", "--order", "2000,2000"], "--order: the grid of order (2000, 2000) needs about"),
     (["theory", "--order", "100000"], "--order: the grid of order (100000, 100000) needs"),
     (["transition", "--order", "3000,40"], "--order: the grid of order (3000, 40) needs"),
+    # numbers the state evolution cannot take (NaN rows before)
+    (["theory", "--alpha", "1e308"], "--alpha: alpha must be <= 1e+08"),
+    (["gamp", "--alpha", "1e300"], "--alpha: alpha must be <= 1e+08"),
+    (["theory", "--A", "1e300,0,0,1e300"], "--A: A entries must lie in [-1e+06, 1e+06]"),
+    (["sweep", "--grid", "alpha=1e300", "--store", "s.sqlite"], "--grid: alpha must be <="),
+    (["sweep", "--grid", "alpha=1", "--set", "omega=3", "--store", "s.sqlite"], "--set: omega"),
     # Sobol points are powers of two
     (["theory", "--engine", "general", "--points", "3"], "--points must be a power of two"),
     (["theory", "--engine", "general", "--points", "1000"], "--points must be a power of two"),

@@ -11,7 +11,7 @@ import numpy as np
 import typer
 
 from ..io import check_output_dir, check_output_file
-from ..params import ModelParams, as_encodings, as_square_matrix, check_positive
+from ..params import ModelParams, as_encodings, as_square_matrix, check_alpha
 
 OmegaOpt = Annotated[float, typer.Option(help="mix of positional target, in [0, 1]")]
 SigmaOpt = Annotated[float, typer.Option(help="token standard deviation (> 0)")]
@@ -108,7 +108,7 @@ def parse_values(text: str, option: str, check: Callable[[float], object]) -> li
 
 def parse_alphas(text: str) -> list[float]:
     """Sample complexities: `parse_values` with alpha > 0."""
-    return parse_values(text, "--alpha", lambda v: check_positive("alpha", v))
+    return parse_values(text, "--alpha", check_alpha)
 
 
 def parse_order(text: str, option: str = "--order") -> tuple[int, int]:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..params import check_int, check_positive
+from ..params import check_alpha, check_int
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -87,7 +87,7 @@ def gamp(
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         try:
             d = check_int("d", d)
-            check_positive("alpha", alpha)
+            check_alpha(alpha)
             check_int("seeds", seeds)
             check_int("max_iter", max_iter)
             damping = check_damping(DEFAULT_DAMPING if damping is None else damping)

@@ -9,7 +9,7 @@ import typer
 
 from ..sweep.spec import KINDS, PARAMETERS
 from .app import app
-from .common import FormatOpt, UsageError, check_store_option, fail, show_progress
+from .common import FormatOpt, UsageError, check_store_option, fail, show_progress, usage
 from .tables import FORMATS, render
 
 _PARAGRAPHS = (
@@ -103,6 +103,11 @@ def sweep(
             values["seed"] = list(range(seeds))
         try:
             spec = SweepSpec(kind, values, fixed)
+        except ValueError as err:  # a parameter's value: the option that gave it
+            options = {k: "--grid" for k in values} | {k: "--set" for k in fixed}
+            options["seed"] = "--seeds" if seeds is not None else options.get("seed", "--grid")
+            raise usage(err, options) from None
+        try:
             if export is not None:
                 check_export(export, "--export")
         except ValueError as err:

@@ -103,22 +103,24 @@ def method_for(
         method = GaussHermite(order) if engine == "l2" else QMC(points, randomisations)
     except ValueError as err:
         raise usage(err) from None
-    if isinstance(method, QMC):
-        check_duration(qmc_seconds(p, method), p)
+    if isinstance(method, QMC) and qmc_seconds(p, method) > REFUSE_SECONDS:
+        raise UsageError(f"--rank: {_duration(p, method)}; lower --rank or --points")
     return method
 
 
-def check_duration(seconds: float, p: ModelParams) -> None:
-    """Refuse (UsageError) a fixed point estimated to take over REFUSE_SECONDS, warn (one line)
-    over WARN_SECONDS; the estimate is `qmc_seconds`'s."""
-    what = (
-        f"one fixed point at rank {p.rank}, L = {p.L} takes roughly {seconds / 60:.3g} min "
-        "(its cost grows like points x randomisations x (rank L)^2)"
+def _duration(p: ModelParams, method: QMC) -> str:
+    return (
+        f"one fixed point at rank {p.rank}, L = {p.L} takes roughly "
+        f"{qmc_seconds(p, method) / 60:.3g} min (its cost grows like points x randomisations "
+        "x (rank L)^2)"
     )
-    if seconds > REFUSE_SECONDS:
-        raise UsageError(f"--rank: {what}; lower --rank or --points")
-    if seconds > WARN_SECONDS:
-        typer.secho(f"warning: {what}", err=True, fg="yellow")
+
+
+def warn_duration(p: ModelParams, method: Method) -> None:
+    """One line on stderr when a QMC fixed point is estimated to take over WARN_SECONDS (those
+    over REFUSE_SECONDS are refused by `method_for`); call it once the input is checked."""
+    if isinstance(method, QMC) and qmc_seconds(p, method) > WARN_SECONDS:
+        typer.secho(f"warning: {_duration(p, method)}", err=True, fg="yellow")
 
 
 @app.command()
@@ -207,6 +209,7 @@ def theory(
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         fail(err)
+    warn_duration(p, method)
     from ..theory import learning_curves
     from ..validity.stability import learning_curves_with_stability
 

@@ -32,7 +32,7 @@ from .common import (
     show_progress,
 )
 from .tables import FORMATS, render
-from .theory import EngineOpt, PointsOpt, RandomisationsOpt, method_for
+from .theory import EngineOpt, PointsOpt, RandomisationsOpt, method_for, warn_duration
 
 ValuesOpt = Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")]
 TABLE_COLUMNS = [
@@ -151,6 +151,7 @@ def transition(
             check_store_option(store)
     except UsageError as err:
         fail(err)
+    warn_duration(p, integration)
     table = transition_table(
         p,
         values,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ops.array import attention, target
-from ..params import ModelParams, check_int, check_positive
+from ..params import ModelParams, check_alpha, check_int
 from ..theory import QMC
 from ..theory import overlaps as ge
 from ..theory.qmc.engine import Layout, QMCMap, admissible, make_channels
@@ -106,7 +106,7 @@ def state_evolution_trace(
     """`iterations` steps of the state-evolution map (§7.2-§7.3) from the overlaps `start`
     (e.g. a GAMP iterate, see `trace_start`), labelled from `start_iteration` on."""
     p = params
-    alpha = check_positive("alpha", alpha)
+    alpha = check_alpha(alpha)
     iterations = check_int("iterations", iterations, minimum=0)
     damping = check_damping(damping)
     start_iteration = check_int("start_iteration", start_iteration, minimum=0)

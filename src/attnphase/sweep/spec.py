@@ -40,6 +40,7 @@ from ..params import (
     Mixture,
     ModelParams,
     Variant,
+    check_alpha,
     check_finite,
     check_positive,
     variant_of,
@@ -373,7 +374,7 @@ def _validate_theory(p: dict) -> None:
         check_variant(model)
     p.update({k: getattr(model, k) for k in MODEL_FIELDS})
     p["A"], p["encodings"] = _nested_lists(model.A), _nested_lists(model.encodings)
-    check_positive("alpha", p["alpha"])
+    check_alpha(p["alpha"])
     valid = EXACT_BRANCHES if p["method"] == "gauss-hermite" else BRANCHES
     if p["branch"] not in valid:
         raise ValueError(f"branch must be one of {valid}, got {p['branch']!r}")

@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import TypedDict
 
-from ..params import ModelParams, check_positive
+from ..params import ModelParams, check_alpha, check_positive
 from .branches import BRANCHES
 from .gauss_hermite.engine import exact_curve, solve_exact
 from .method import QMC, GaussHermite, Method, resolve_method
@@ -71,7 +71,7 @@ def solve(
     scramblings, always); errors=False skips the Gauss-Hermite re-solve (errors NaN).
     Non-convergence: converged=False and a NonConvergenceWarning, or ConvergenceError if strict.
     """
-    alpha = check_positive("alpha", alpha)
+    alpha = check_alpha(alpha)
     p = params if params is not None else ModelParams()
     m = resolve_method(method, p)
     label = _check_branch(branch, start)
@@ -103,7 +103,7 @@ def learning_curve(
     point it ran into (`kind` says which). QMC curves keep the same points and prox warm
     starts throughout (common random numbers). errors: as in `solve`.
     """
-    alist = [check_positive("alpha", a) for a in alphas]
+    alist = [check_alpha(a) for a in alphas]
     if not alist:
         raise ValueError("alphas must not be empty")
     p = params if params is not None else ModelParams()

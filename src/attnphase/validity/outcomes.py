@@ -50,7 +50,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import sweep
-from ..params import STANDARD_A, check_int, check_nonnegative, check_positive
+from ..params import STANDARD_A, check_alpha, check_int, check_nonnegative, check_positive
 from ..sim.grid import torch_threads
 from ..sim.run import INITS
 from ..sim.train import OPTIMIZERS
@@ -136,7 +136,7 @@ def _check(alphas, runs, init, optimizer, overlap_atol, loss_rtol):
     if len(alphas) == 0:
         raise ValueError("alpha must not be empty")
     for a in alphas:
-        check_positive("alpha", a)
+        check_alpha(a)
     check_int("runs", runs)
     if init not in INITS:
         raise ValueError(f"init must be one of {INITS}, got {init!r}")

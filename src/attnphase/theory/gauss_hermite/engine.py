@@ -214,7 +214,10 @@ def _solve_with(
         if pre.aux is not None and admissible(pre.x, p.rho):
             x = pre.x
             fx, _ = mid.step(x)
-            ladder.jacobian = residual_jacobian(mid.step, x, fx, engine.keep > 0)
+            try:
+                ladder.jacobian = residual_jacobian(mid.step, x, fx, engine.keep > 0)
+            except InadmissibleStep:  # a difference step crossed q rho = theta^2 (alpha >> 1)
+                ladder.jacobian = None
             iterations += 1 + int(np.sum(engine.keep))
     rep = iterate(engine.step, x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw)
     ladder.jacobian = None if rep.chord_failed else rep.jacobian

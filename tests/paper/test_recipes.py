@@ -312,3 +312,14 @@ def test_alternative_A_positional_start_reaches_the_trivial_point_but_not_at_fin
     runs = simulate(cfg, seeds=range(3))
     assert all(r.converged for r in runs)
     assert min(r.m for r in runs) > 0.02 and max(abs(r.theta) for r in runs) < 0.02
+
+
+@pytest.mark.parametrize("stem", ["finite_size_theory", "fig2_d200", "fig3_lines"])
+def test_a_corrupt_store_in_out_is_named_before_any_work(tmp_path, monkeypatch, stem):
+    """A theory table, a sweep or a line store that is not a database: exit 2 naming the file
+    before the simulations start (a corrupt cache used to fail after them, on every rerun)."""
+    (tmp_path / f"{stem}.sqlite").write_text("not a database\n")
+    monkeypatch.setitem(F.MAKERS, "finite-size", lambda *a, **k: pytest.fail("computed"))
+    res = CliRunner().invoke(app, ["figure", "finite-size", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr.startswith(f"error: --out: {tmp_path / stem}.sqlite is not a sound")

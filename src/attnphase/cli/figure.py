@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 
 from .app import app
-from .common import UsageError, check_outputs, fail, figure_files, show_progress, usage
+from .common import (
+    UsageError,
+    check_outputs,
+    check_store_option,
+    fail,
+    figure_files,
+    show_progress,
+    usage,
+)
 from .histogram import HISTOGRAM_COLUMNS
 from .tables import render
 from .theory import THEORY_COLUMNS
@@ -47,6 +55,8 @@ def figure(
         ]
         dirs = [out, out / HISTOGRAM_CHECKPOINTS] if name == "histogram" else [out]
         check_outputs({"--out": files}, {"--out": dirs})
+        for store in sorted(out.glob("*.sqlite")) if out.is_dir() else []:
+            check_store_option(store, "--out")  # a corrupt store, named before any work
     except UsageError as err:
         fail(err)
     from ..histogram import CheckpointError

@@ -46,6 +46,11 @@ def check_alpha(value: float, name: str = "alpha") -> float:
     return x
 
 
+def check_dimension(d: int, name: str = "d") -> int:
+    """The dimension of a finite-d experiment: an integer >= 2 (one bound everywhere)."""
+    return check_int(name, d, minimum=2)
+
+
 def check_nonnegative(name: str, value: float) -> float:
     x = check_finite(name, value)
     if x < 0:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..params import check_alpha, check_int
+from ..params import check_alpha, check_dimension, check_int
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -86,7 +86,7 @@ def gamp(
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         try:
-            d = check_int("d", d)
+            d = check_dimension(d)
             check_alpha(alpha)
             check_int("seeds", seeds)
             check_int("max_iter", max_iter)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..params import check_int, check_unit_interval
+from ..params import check_dimension, check_int, check_unit_interval
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -95,7 +95,7 @@ def landscape(
         if method not in METHODS:
             raise UsageError(f"--method must be one of {METHODS}, got {method!r}")
         try:
-            check_int("d", d, minimum=2)
+            check_dimension(d)
             check_int("seeds", seeds)
             check_int("n_test", n_test)
             check_int("probes", probes, minimum=2)

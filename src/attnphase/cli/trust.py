@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..params import check_int, check_unit_interval
+from ..params import check_dimension, check_int, check_unit_interval
 from ..theory.method import QMC
 from .app import app
 from .common import (
@@ -92,7 +92,7 @@ def trust(
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         try:
-            check_int("d", d, minimum=2)
+            check_dimension(d)
             check_int("seeds", seeds)
             if gamp_seeds is not None:
                 check_int("gamp_seeds", gamp_seeds)

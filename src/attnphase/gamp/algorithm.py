@@ -38,7 +38,14 @@ import torch
 
 from .._core.progress import progress_bar
 from ..ops.tensor import back_project, fields
-from ..params import ModelParams, check_alpha, check_finite, check_int, check_positive
+from ..params import (
+    ModelParams,
+    check_alpha,
+    check_dimension,
+    check_finite,
+    check_int,
+    check_positive,
+)
 from ..prox import PROBE, global_prox, prox_jacobian
 from ..prox.replicon import replicon_terms
 from ..sim import INITS, minimise, pick_device
@@ -263,7 +270,7 @@ def run_gamp(
     Non-convergence is never silent: `converged` and `status` say what happened.
     """
     p = params if params is not None else ModelParams()
-    d = check_int("d", d)
+    d = check_dimension(d)
     alpha = check_alpha(alpha)
     if int(round(alpha * d)) < 1:
         raise ValueError(f"alpha: n = round(alpha d) must be >= 1, got alpha={alpha}, d={d}")

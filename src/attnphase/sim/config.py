@@ -11,6 +11,7 @@ import torch
 from .._core.memory import check_memory
 from ..params import (
     ModelParams,
+    check_dimension,
     check_finite,
     check_int,
     check_nonnegative,
@@ -82,7 +83,7 @@ class SimConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.params, ModelParams):
             raise ValueError(f"params must be a ModelParams, got {self.params!r}")
-        check_int("d", self.d)
+        check_dimension(self.d)
         check_positive("alpha", self.alpha)
         if self.n < 1:
             raise ValueError(f"n = round(alpha d) must be >= 1, got alpha={self.alpha}, d={self.d}")

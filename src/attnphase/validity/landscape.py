@@ -39,7 +39,7 @@ from scipy.sparse.linalg import LinearOperator, cg, eigsh
 
 from .._core.progress import progress_bar
 from ..ops.tensor import back_project, fields, loss_derivatives
-from ..params import ModelParams, check_int, check_positive, check_unit_interval
+from ..params import ModelParams, check_dimension, check_int, check_positive, check_unit_interval
 from ..sim import SeedProblem, SimConfig, StructuredRisk, TrainReport, minimise
 
 METHODS = ("auto", "dense", "hutchinson")
@@ -345,7 +345,7 @@ def probe_landscape(
     gtol: RMS-gradient target (default: the simulations', `SimConfig.gtol`). method: how
     tr(H^-1) is computed ("auto": dense up to d r = DENSE_MAX, else Hutchinson with `probes`
     probes, drawn from a generator seeded by (seed, c index))."""
-    d = check_int("d", d, minimum=2)
+    d = check_dimension(d)
     alphas = [check_positive("alpha", a) for a in np.atleast_1d(np.asarray(alphas, float))]
     starts = [check_unit_interval("start_overlap", c) for c in starts]
     seeds = [check_int("seeds", s, minimum=0) for s in seeds]

@@ -1,0 +1,132 @@
+"""A campaign of bad inputs across every command, beyond the ones the other tests name: each
+exits 2 with one line `error: ...` on stderr, nothing on stdout, nothing computed, nothing
+written (the working directory stays empty). The computations are replaced by a function that
+fails the test if it is reached."""
+
+import importlib
+
+import pytest
+from typer.testing import CliRunner
+
+from attnphase.cli import app
+
+COMPUTATIONS = [
+    ("attnphase.theory", "learning_curves"),
+    ("attnphase.validity.stability", "learning_curves_with_stability"),
+    ("attnphase.transitions.table", "transition_table"),
+    ("attnphase.sim", "run_grid"),
+    ("attnphase.sweep", "run_sweep"),
+    ("attnphase.gamp", "gamp_runs"),
+    ("attnphase.validity.landscape", "probe_landscape"),
+    ("attnphase.validity.trust", "trust_map"),
+    ("attnphase.validity.outcomes", "outcomes"),
+    ("attnphase.histogram", "run_histogram"),
+    ("attnphase.paper.demo", "run_demo"),
+]
+CASES = [
+    "theory --sigma 0",
+    "theory --sigma -1",
+    "theory --sigma nan",
+    "theory --sigma inf",
+    "theory --lam -1",
+    "theory --lam nan",
+    "theory --omega -0.1",
+    "theory --omega 1.5",
+    "theory --omega nan",
+    "theory --alpha 0",
+    "theory --alpha -1",
+    "theory --alpha nan",
+    "theory --alpha inf",
+    "theory --alpha 1:2:0",
+    "theory --alpha 1:2",
+    "theory --alpha ,",
+    "theory --alpha 1,,2",
+    "theory --rank 0",
+    "theory --rank -1",
+    "theory --teacher-rank 0",
+    "theory --A 1,2,3",
+    "theory --A a,b,c,d",
+    "theory --A nan,0,0,1",
+    "theory --order 1",
+    "theory --order a",
+    "theory --order 2,3,4",
+    "theory --format yaml",
+    "theory --plot out.xyz",
+    "theory --clusters 0",
+    "theory --clusters 2 --label-correlation 2",
+    "theory --clusters 2 --cluster-norm -1",
+    "theory --engine general --randomisations 0",
+    "theory --engine general --points 0",
+    "theory --engine foo",
+    "simulate --d 1",
+    "simulate --d 0",
+    "simulate --d -5",
+    "simulate --seeds 0",
+    "simulate --seeds -1",
+    "simulate --optimizer gd --lr 0",
+    "simulate --optimizer gd --lr nan",
+    "simulate --steps 0",
+    "simulate --n-test 0",
+    "simulate --init foo",
+    "simulate --optimizer x",
+    "simulate --workers 0",
+    "simulate --alpha 0.001 --d 10",
+    "simulate --format yaml",
+    "transition --omega 0.1:0.5:0",
+    "transition --omega nan",
+    "transition --alpha-min 2 --alpha-max 1",
+    "transition --lines foo",
+    "transition --workers 0",
+    "transition --omega 2",
+    "sweep --kind foo --grid alpha=1 --store s.sqlite",
+    "sweep --grid alpha --store s.sqlite",
+    "sweep --grid =1 --store s.sqlite",
+    "sweep --grid alpha= --store s.sqlite",
+    "sweep --kind simulation --grid alpha=1 --set d=abc --store s.sqlite",
+    "sweep --grid alpha=1 --workers 0 --store s.sqlite",
+    "sweep --grid alpha=1 --export out.xyz --store s.sqlite",
+    "sweep --grid alpha=1,nan --store s.sqlite",
+    "gamp --d 1",
+    "gamp --alpha 0",
+    "gamp --init foo",
+    "gamp --max-iter 0",
+    "landscape --start-overlap 2",
+    "landscape --seeds 0",
+    "landscape --d 1",
+    "trust --omega 2",
+    "trust --seeds 0",
+    "trust --seeds 2 --gamp-seeds 5",
+    "trust --d 1",
+    "histogram --epochs 0",
+    "histogram --batch-size 0",
+    "histogram --schedule foo",
+    "histogram --noise -1",
+    "histogram --retrain-lr 0",
+    "histogram --target-accuracy 2",
+    "histogram --target-accuracy -0.5",
+    "outcomes --runs 0",
+    "outcomes --alpha 0",
+    "figure fig2 --workers -1",
+    "demo --num 1",
+    "demo --num 0",
+    "gamp --d 1",
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_input_is_one_line_before_any_work(tmp_path, monkeypatch, case):
+    from attnphase.paper.recipes import MAKERS
+
+    def computed(*args, **kwargs):
+        raise AssertionError("computation started before the input was rejected")
+
+    for module, name in COMPUTATIONS:
+        monkeypatch.setattr(importlib.import_module(module), name, computed)
+    for name in MAKERS:
+        monkeypatch.setitem(MAKERS, name, computed)
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, case.split())
+    assert res.exit_code == 2, res.output
+    assert res.stdout == "" and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith("error: "), res.stderr
+    assert list(tmp_path.iterdir()) == []

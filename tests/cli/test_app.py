@@ -263,7 +263,7 @@ BAD_INPUT = [
     ([*SIM, "--optimizer", "gd", "--lr", "-1"], "--lr: lr must be > 0"),
     ([*SIM, "--optimizer", "gd", "--lr", "nan"], "--lr: lr must be finite"),
     ([*SIM, "--steps", "0"], "--steps: steps must be an integer >= 1"),
-    ([*SIM, "--d", "0"], "--d: d must be an integer >= 1"),
+    ([*SIM, "--d", "0"], "--d: d must be an integer >= 2"),
     ([*SIM, "--alpha", "0.001"], "--alpha/--d: n = round(alpha d) must be >= 1"),
     ([*SIM, "--n-test", "0"], "--n-test: n_test must be an integer >= 1"),
     ([*SIM, "--dtype", "float16"], "--dtype"),

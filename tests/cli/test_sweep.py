@@ -27,7 +27,7 @@ BAD = [
     (["--grid", "alpha=1", "--grid", "alpha=2"], "--grid: alpha given twice"),
     (["--grid", "alpha"], "--grid: expected name=value"),
     (["--kind", "simulation", "--set", "d=abc"], "d must be an integer, got 'abc'"),
-    (["--kind", "simulation", "--set", "d=0"], "d must be an integer >= 1, got 0"),
+    (["--kind", "simulation", "--set", "d=0"], "d must be an integer >= 2, got 0"),
     (["--grid", "alpha=nan"], "alpha must be finite, got 'nan'"),
     (["--grid", "alpha=1", "--set", "omega=1.5"], r"omega must lie in [0, 1], got 1.5"),
     (["--set", "alpha=1,2"], "--set: alpha takes one value here, got '1,2'"),

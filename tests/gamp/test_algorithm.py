@@ -287,7 +287,7 @@ def test_trace_of_run_lines_up_with_the_run():
 @pytest.mark.parametrize(
     "kwargs,match",
     [
-        ({"d": 0}, "d must be an integer >= 1"),
+        ({"d": 0}, "d must be an integer >= 2"),
         ({"d": 2.5}, "d must be an integer"),
         ({"alpha": 0.0}, "alpha must be > 0"),
         ({"alpha": -1.0}, "alpha must be > 0"),

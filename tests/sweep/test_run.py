@@ -176,7 +176,7 @@ BAD_POINTS = [
     ("theory", {}, {"alpha": 1, "method": "qmc", "untied": 1, "clusters": 2}, "clusters: corr"),
     ("theory", {}, {"alpha": 1, "method": "qmc", "clusters": 9}, r"clusters: K\^L = 9\^2"),
     ("simulation", {}, {"d": "abc"}, "d must be an integer, got 'abc'"),
-    ("simulation", {}, {"d": 0}, "d must be an integer >= 1, got 0"),
+    ("simulation", {}, {"d": 0}, "d must be an integer >= 2, got 0"),
     ("simulation", {}, {"d": 1.5}, "d must be an integer, got 1.5"),
     ("simulation", {"seed": [0, -1]}, {}, "seed must be an integer >= 0"),
     ("simulation", {}, {"init": "zero"}, "init must be one of"),

@@ -53,10 +53,29 @@ def run_sweep(
         desc=f"{spec.kind} sweep",
     )
     with ResultStore(store) as db:
-        table = db.frame()
+        table = readable(db.frame(), spec)
     table.attrs["summary"] = summary.counts()
     print(summary, file=sys.stderr, flush=True)
     return table
+
+
+# the observables a reader looks for first, after the grid's parameters
+LEADING = ("q", "m", "theta", "V", "test_error", "train_loss", "linear_test_error", "converged")
+
+
+def readable(table: pd.DataFrame, spec: SweepSpec) -> pd.DataFrame:
+    """The store's table for a reader: the spec's points first, in grid order (other points the
+    store holds after them), columns the grid's parameters, the main observables, the rest,
+    and the run's bookkeeping (run_id, ...) last."""
+    if table.empty:
+        return table
+    order = {rid: i for i, (rid, _) in enumerate(spec.runs())}
+    rank = table["run_id"].map(order).fillna(len(order))
+    table = table.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
+    runs = [c for c in table if c.startswith("run_")]
+    first = [c for c in (*spec.grid, *LEADING) if c in table and c not in runs]
+    rest = [c for c in table if c not in first and c not in runs]
+    return table[first + rest + runs]
 
 
 def check_export(path: str | Path, option: str = "export") -> Path:

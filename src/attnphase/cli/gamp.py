@@ -8,10 +8,11 @@ from typing import Annotated
 
 import typer
 
-from ..params import check_alpha, check_dimension, check_int
+from ..params import check_dimension, check_int
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
+    AlphaOpt,
     AOpt,
     EncodingOpt,
     FormatOpt,
@@ -25,6 +26,7 @@ from .common import (
     check_outputs,
     fail,
     figure_files,
+    parse_alphas,
     plot_failed,
     show_progress,
     usage,
@@ -32,6 +34,7 @@ from .common import (
 from .tables import FORMATS, render
 
 GAMP_COLUMNS = [
+    "alpha",
     "seed",
     "init",
     "q",
@@ -46,13 +49,26 @@ GAMP_COLUMNS = [
     "status",
     "seconds",
 ]
-TRACE_COLUMNS = ["seed", "iteration", "q", "se_q", "m", "se_m", "theta", "se_theta", "V", "se_V"]
+TRACE_COLUMNS = [
+    "alpha",
+    "init",
+    "seed",
+    "iteration",
+    "q",
+    "se_q",
+    "m",
+    "se_m",
+    "theta",
+    "se_theta",
+    "V",
+    "se_V",
+]
 
 
 @app.command()
 def gamp(
-    d: Annotated[int, typer.Option(help="dimension d (>= 1)")] = 1000,
-    alpha: Annotated[float, typer.Option(help="sample complexity n/d (> 0)")] = 1.5,
+    d: Annotated[int, typer.Option(help="dimension d (>= 2)")] = 1000,
+    alpha: AlphaOpt = "1.5",
     omega: OmegaOpt = 0.3,
     sigma: SigmaOpt = 0.5,
     lam: LamOpt = 0.01,
@@ -60,7 +76,9 @@ def gamp(
     rank: RankOpt = 1,
     teacher_rank: TeacherRankOpt = 1,
     encoding: EncodingOpt = None,
-    init: Annotated[str, typer.Option(help="semantic|positional|random")] = "semantic",
+    init: Annotated[
+        str, typer.Option(help="semantic, positional, random, or a list of them")
+    ] = "semantic",
     seeds: Annotated[int, typer.Option(help="runs seeds 0..N-1 (the simulations' data)")] = 1,
     max_iter: Annotated[int, typer.Option(help="maximum GAMP iterations (>= 1)")] = 1000,
     damping: Annotated[
@@ -76,8 +94,8 @@ def gamp(
     ] = None,
 ) -> None:
     """GAMP (the paper's Appendix B) on the data `attnphase simulate` draws for each seed: one row
-    per seed, or with --trace one row per iteration beside the state evolution; --plot draws
-    the latter (predicted vs actual, per overlap)."""
+    per alpha, start and seed, or with --trace one row per iteration beside the state evolution;
+    --plot draws the latter (predicted vs actual, per overlap) for one alpha and one start."""
     from ..gamp import DEFAULT_DAMPING, gamp_runs, trace_table
     from ..gamp.algorithm import check_damping, check_init
 
@@ -87,27 +105,36 @@ def gamp(
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         try:
             d = check_dimension(d)
-            check_alpha(alpha)
+            alphas = parse_alphas(alpha)
+            inits = init.split(",")
             check_int("seeds", seeds)
             check_int("max_iter", max_iter)
             damping = check_damping(DEFAULT_DAMPING if damping is None else damping)
-            check_init(init, d, p.rank)
+            for one in inits:
+                check_init(one, d, p.rank)
         except ValueError as err:
             raise usage(err, {"max_iter": "--max-iter"}) from None
         if plot is not None:
+            if len(alphas) * len(inits) > 1:
+                raise UsageError("--plot draws one alpha and one --init; give one of each")
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         fail(err)
-    runs = gamp_runs(
-        p,
-        d,
-        alpha,
-        init=init,
-        seeds=seeds,
-        damping=damping,
-        max_iter=max_iter,
-        progress=show_progress(),
-    )
+    runs = [
+        res
+        for a in alphas
+        for one in inits
+        for res in gamp_runs(
+            p,
+            d,
+            a,
+            init=one,
+            seeds=seeds,
+            damping=damping,
+            max_iter=max_iter,
+            progress=show_progress(),
+        )
+    ]
     rows = [row for res in runs for row in trace_table(res)] if trace or plot else []
     if trace:
         typer.echo(render(rows, format, TRACE_COLUMNS))

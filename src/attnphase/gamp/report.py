@@ -42,7 +42,7 @@ def trace_table(result: GampResult) -> list[dict]:
     se = {row["iteration"]: row for row in trace_of_run(result).rows()}
     out = []
     for row in result.trace_rows():
-        merged = {"seed": result.seed, **row}
+        merged = {"alpha": result.alpha, "init": result.init, "seed": result.seed, **row}
         theory = se.get(row["iteration"], {})
         for key in ("q", "m", "theta", "V", "test_error"):
             merged[f"se_{key}"] = theory.get(key, float("nan"))

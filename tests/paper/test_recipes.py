@@ -150,7 +150,9 @@ def _tiny(monkeypatch, solves):
     """Sizes of a few seconds and a stand-in theory (the solver has its own tests)."""
     tiny = {
         "fig2": dict(alphas=[1.5], d=20, seeds=1, order=(16, 8)),
-        "fig3": dict(alphas=[1.5, 2.0], omegas=[0.3, 0.4], d=20, seeds=1, order=(16, 8)),
+        "fig3": dict(
+            alphas=[1.5, 2.0], omegas=[0.3, 0.4], d=20, seeds=1, order=(16, 8), errors=False
+        ),
         "finite-size": dict(alphas=[1.5], ds=[20, 40], seeds=2, order=(16, 8)),
         "fig7": dict(alphas=[0.5, 1.5], ds=[20, 40], seeds=2, order=(16, 8)),
     }
@@ -159,7 +161,7 @@ def _tiny(monkeypatch, solves):
                           seeds=1, order=(16, 8))  # fmt: skip
     monkeypatch.setattr(F, "sizes", lambda name, quick: tiny[name])
 
-    def curves(alphas, p, branches, *, method, progress=False):
+    def curves(alphas, p, branches, *, method, progress=False, errors=True):
         solves.append((p.omega, p.A, tuple(alphas)))
         return [
             SimpleNamespace(as_dict=lambda a=a, b=b: dict(

@@ -125,13 +125,16 @@ def learning_curves(
     *,
     method: Method | str = "auto",
     progress: bool = False,
+    errors: bool = True,
 ) -> list[TheoryResult]:
     """`learning_curve` of each branch in turn, concatenated (branch by branch)."""
     p = params if params is not None else ModelParams()
     return [
         r
         for b in branches
-        for r in learning_curve(alphas, p, branch=b, method=method, progress=progress)
+        for r in learning_curve(
+            alphas, p, branch=b, method=method, progress=progress, errors=errors
+        )
     ]
 
 

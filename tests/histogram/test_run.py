@@ -207,7 +207,7 @@ def test_cli_json_and_plot(tmp_path):
     args += ["--retrain-epochs", "0", "--format", "json", "--checkpoint", str(tmp_path / "c")]
     res = runner.invoke(app, [*args, "--plot", str(tmp_path / "fig")])
     assert res.exit_code == 0, res.output
-    records = [json.loads(line) for line in res.output.strip().splitlines()]
+    records = [json.loads(line) for line in res.stdout.strip().splitlines()]
     assert [r["model"] for r in records] == ["positional", "semantic"]
     keys = {
         "model",

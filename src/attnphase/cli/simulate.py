@@ -81,7 +81,10 @@ def simulate(
         str, typer.Option(help="comma list of semantic,positional,random,mixed (mixed: rank >= 2)")
     ] = "semantic,positional",
     untied: Annotated[
-        bool, typer.Option("--untied", help="separate query and key matrices (docs/theory.md §10)")
+        bool,
+        typer.Option(
+            "--untied/--tied", help="separate query and key matrices (docs/theory.md §10)"
+        ),
     ] = False,
     value_rank: Annotated[
         int, typer.Option(help="rank of a trainable value matrix I + U W^T/d (0: none)")

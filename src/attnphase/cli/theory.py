@@ -155,7 +155,10 @@ def theory(
     ] = False,
     untied: Annotated[
         bool,
-        typer.Option(help="separate query and key (general engine, rank 1; docs/theory-untied.md)"),
+        typer.Option(
+            "--untied/--tied",
+            help="separate query and key (general engine, rank 1; docs/theory-untied.md)",
+        ),
     ] = False,
     clusters: ClustersOpt = 1,
     label_correlation: LabelCorrelationOpt = 0.0,

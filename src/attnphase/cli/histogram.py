@@ -35,8 +35,12 @@ def histogram(
     format: FormatOpt = "table",
     plot: Annotated[Path | None, typer.Option(help="write attention/training figures here")] = None,
     checkpoint: Annotated[
-        Path, typer.Option(help="checkpoint directory (an interrupted run resumes from it)")
-    ] = Path("histogram-checkpoints"),
+        Path | None,
+        typer.Option(
+            help="checkpoint directory, from which an interrupted run resumes [--plot's folder "
+            "/histogram-checkpoints, else ./histogram-checkpoints]"
+        ),
+    ] = None,
     target_accuracy: Annotated[
         float | None,
         typer.Option(help="stop once every run reaches it; 0: never [0.999; quick 0.95]"),
@@ -64,6 +68,8 @@ def histogram(
 
             if not torch.cuda.is_available():
                 raise UsageError("--device cuda: CUDA is not available on this machine")
+        if checkpoint is None:
+            checkpoint = (plot if plot is not None else Path(".")) / "histogram-checkpoints"
         dirs = {"--checkpoint": [checkpoint]}
         if plot is not None:
             dirs["--plot"] = [plot]

@@ -19,7 +19,7 @@ from ..sweep import SweepError, check_store, write_table
 
 ALPHA_RANGE = (0.1, 2.0)
 REPORTED_OMEGAS = (0.1, 0.2, 0.3, 0.4)
-# the spinodal lines cost 50-430 SE map evaluations a point against 20-50 for these (README)
+# the spinodal lines cost 50-430 SE map evaluations a point against 20-50 for these
 DEMO_LINES = ("alpha_c", "alpha_l")
 TABLES = ("theory.csv", "transitions.csv", "histogram.csv")
 FIGURES = ("fig2_theory", "fig3", "histogram_attention", "histogram_training")

@@ -17,7 +17,7 @@ from typing import ClassVar
 from .._core.memory import check_memory
 from ..params import ModelParams, check_int
 
-DEFAULT_ORDER = (64, 24)  # Gauss-Hermite (n_xi, n_y); the README's convergence study
+DEFAULT_ORDER = (64, 24)  # Gauss-Hermite (n_xi, n_y), from studies/convergence.py
 CHECK_ORDER = (48, 16)  # the second order of a transition's error estimate
 DEFAULT_POINTS = 8192  # Sobol points per scrambling, before the antithetic images
 DEFAULT_RANDOMISATIONS = 4

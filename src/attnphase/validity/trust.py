@@ -25,7 +25,7 @@ is "trustworthy" when all of these hold, else "rugged" with the failed criteria 
 - `jump_mass`: its jump mass is below JUMP_MASS_MAX.
 
 Agreement (`tolerance`): |mean - theory| <= 3 SD/sqrt(S) + 5% |theory| over S seeds, the
-README's rule of 3 standard errors plus a few per cent
+the rule of 3 standard errors plus a few per cent of the theory-vs-simulation tests
 (tests/validation/test_theory_vs_sim.py), with the
 seed-to-seed standard deviation SD measured once where theory and simulation agree (SEED_SD) and
 scaled as 1/sqrt(d), not estimated from two seeds at the point itself (whose spread, in a rugged

@@ -16,9 +16,9 @@ Everything else lives in the subpackages (`attnphase.theory`, `attnphase.sim`,
 `attnphase.gamp`, `attnphase.transitions`, ...).
 """
 
-import importlib
 from typing import TYPE_CHECKING
 
+from ._core.lazy import lazy_getattr
 from .params import STANDARD_A, Mixture, ModelParams, Tied, Untied
 
 if TYPE_CHECKING:
@@ -69,10 +69,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module 'attnphase' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

@@ -17,9 +17,9 @@ scheduler or a LocalCluster); the point function is the same on all of them.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from .._core.lazy import lazy_getattr
 from .spec import (
     KINDS,
     PARAMETERS,
@@ -61,10 +61,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

@@ -9,9 +9,9 @@ continuation are in `branches`, the fixed-point loop in `iterate`, the equations
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from .._core.lazy import lazy_getattr
 from .method import (
     CHECK_ORDER,
     DEFAULT_ORDER,
@@ -32,10 +32,7 @@ if TYPE_CHECKING:
 _LAZY = {name: "engine" for name in ("BRANCHES", "learning_curve", "learning_curves", "solve")}
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

@@ -9,11 +9,11 @@ error from independent scramblings). `find_transitions` scans a grid of alpha at
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._core.lazy import lazy_getattr
 from ..params import ModelParams, check_int
 from ..theory import QMC, Method, resolve_method
 from .record import Transitions
@@ -25,10 +25,7 @@ if TYPE_CHECKING:
 _LAZY = {name: "roots" for name in ("bracket_sign_changes", "refine_or_interpolate", "refine_root")}
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 TRANSITION_POINTS = 4096  # per scrambling (QMC): alpha_c to ~1e-3 at L=3, omega=0.3

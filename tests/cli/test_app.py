@@ -532,3 +532,25 @@ def test_figure_with_a_foreign_store_in_out_exits_2(tmp_path):
     assert res.exit_code == 2, res.output
     assert "finite_size.sqlite" in res.output and "Traceback" not in res.output
     assert store.read_bytes() == before
+
+
+def test_an_interrupted_theory_prints_the_branches_it_finished(monkeypatch):
+    """Ctrl-C while the positional branch is solved: the semantic rows are printed, then one
+    line saying what was kept (exit 130)."""
+    import attnphase.theory
+
+    real = attnphase.theory.learning_curves
+
+    def curves(alphas, p, branches, **kw):
+        if branches == ["positional"]:
+            raise KeyboardInterrupt
+        return real(alphas, p, branches, **kw)
+
+    monkeypatch.setattr(attnphase.theory, "learning_curves", curves)
+    args = ["--quiet", "theory", "--alpha", "1.5", "--branch", "all", "--order", "16,8"]
+    args += ["--format", "csv"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 130
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert [r["branch"] for r in rows] == ["semantic"]
+    assert res.stderr.strip() == "interrupted: 1 of 3 branches finished (printed above)"

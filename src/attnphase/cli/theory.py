@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from .._core.interrupt import Interrupted
 from ..params import ModelParams, variant_of
 from ..theory import (
     DEFAULT_ORDER,
@@ -218,11 +219,19 @@ def theory(
 
     branches = ["semantic", "positional", "trivial"] if branch == "all" else [branch]
     curve_fn = learning_curves_with_stability if stability else learning_curves
-    curves = curve_fn(alphas, p, branches, method=method, progress=show_progress())
-    records = [r.as_dict() for r in curves]
     columns = THEORY_COLUMNS + (STABILITY_COLUMNS if stability else [])
     columns += UNTIED_COLUMNS if p.untied else []
     columns += MIXTURE_COLUMNS if mixture is not None else []
+    records: list[dict] = []
+    try:
+        for b in branches:  # branch by branch, so that an interrupt keeps the finished ones
+            curves = curve_fn(alphas, p, [b], method=method, progress=show_progress())
+            records += [r.as_dict() for r in curves]
+    except KeyboardInterrupt:
+        if records:
+            typer.echo(render(records, format, columns))
+        done = len(records) // len(alphas)
+        raise Interrupted(f"{done} of {len(branches)} branches finished (printed above)") from None
     typer.echo(render(records, format, columns))
     if plot is not None:
         from ..figures.curves import learning_curves as draw_learning_curves

@@ -5,6 +5,7 @@ parameters on the figure, and returns the data it plotted. Colours: `attnphase.f
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -245,7 +246,7 @@ def fig3(
         order = f"; theory at quadrature order ({theory['n_xi'].iloc[0]}, {theory['n_y'].iloc[0]})"
     fig.suptitle(
         f"{parameters_text(sims, ('sigma', 'lam'))}; simulations: seed means{order}"
-        + ("\n" + "; ".join(notes) if notes else ""),
+        + ("\n" + "\n".join(textwrap.wrap("; ".join(notes), 160)) if notes else ""),
         fontsize=9,
     )
     save(fig, path)

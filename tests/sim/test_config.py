@@ -65,8 +65,11 @@ def test_bad_encodings_name_the_parameter(encodings, message):
 
 
 def test_more_directions_than_dimensions_is_an_error():
-    with pytest.raises(ValueError, match="^encodings: K = 2 directions need d >= K"):
-        SimConfig(params=ModelParams(encodings=((1.0, 0.0), (0.0, 1.0))), d=1, alpha=2.0)
+    """d >= 2 everywhere, so more directions than dimensions needs L = 3 (K = 3 > d = 2)."""
+    A = ((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6))
+    C = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    with pytest.raises(ValueError, match="^encodings: K = 3 directions need d >= K"):
+        SimConfig(params=ModelParams(A=A, encodings=C), d=2, alpha=2.0)
 
 
 @pytest.mark.parametrize("d, K", [(37, 4), (200, 3), (5, 5)])

@@ -68,11 +68,11 @@ def histogram(
 
             if not torch.cuda.is_available():
                 raise UsageError("--device cuda: CUDA is not available on this machine")
+        dirs = {"--plot": [plot]} if plot is not None else {}
+        check_outputs({}, dirs)  # --plot first: the default checkpoint folder lies inside it
         if checkpoint is None:
             checkpoint = (plot if plot is not None else Path(".")) / "histogram-checkpoints"
-        dirs = {"--checkpoint": [checkpoint]}
-        if plot is not None:
-            dirs["--plot"] = [plot]
+        dirs["--checkpoint"] = [checkpoint]
         check_outputs({"--plot": _figure_files(plot)} if plot else {}, dirs)
         try:
             cfg = config_from(

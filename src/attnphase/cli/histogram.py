@@ -68,12 +68,11 @@ def histogram(
 
             if not torch.cuda.is_available():
                 raise UsageError("--device cuda: CUDA is not available on this machine")
-        dirs = {"--plot": [plot]} if plot is not None else {}
-        check_outputs({}, dirs)  # --plot first: the default checkpoint folder lies inside it
+        if plot is not None:  # first: the default checkpoint folder lies inside it
+            check_outputs({"--plot": _figure_files(plot)}, {"--plot": [plot]})
         if checkpoint is None:
             checkpoint = (plot if plot is not None else Path(".")) / "histogram-checkpoints"
-        dirs["--checkpoint"] = [checkpoint]
-        check_outputs({"--plot": _figure_files(plot)} if plot else {}, dirs)
+        check_outputs({}, {"--checkpoint": [checkpoint]})
         try:
             cfg = config_from(
                 quick,

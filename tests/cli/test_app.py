@@ -554,3 +554,25 @@ def test_an_interrupted_theory_prints_the_branches_it_finished(monkeypatch):
     rows = list(csv.DictReader(io.StringIO(res.stdout)))
     assert [r["branch"] for r in rows] == ["semantic"]
     assert res.stderr.strip() == "interrupted: 1 of 3 branches finished (printed above)"
+
+
+def test_an_interrupted_simulate_prints_the_points_it_finished(monkeypatch):
+    """Ctrl-C while the second (alpha, init) point trains: the first point's rows (one per seed)
+    are printed, then one line saying what was kept (exit 130)."""
+    import attnphase.sim.grid
+
+    real = attnphase.sim.grid.simulate
+
+    def simulate(cfg, seeds):
+        if cfg.init == "positional":
+            raise KeyboardInterrupt
+        return real(cfg, seeds)
+
+    monkeypatch.setattr(attnphase.sim.grid, "simulate", simulate)
+    args = ["--quiet", "simulate", "--d", "40", "--alpha", "1", "--seeds", "2", "--n-test", "200"]
+    res = runner.invoke(app, [*args, "--steps", "20", "--format", "csv"])
+    assert res.exit_code == 130
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert [(r["init"], r["seed"]) for r in rows] == [("semantic", "0"), ("semantic", "1")]
+    last = res.stderr.strip().splitlines()[-1]
+    assert last == "interrupted: 1 of 2 (alpha, init) points finished (printed above)"

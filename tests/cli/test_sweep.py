@@ -158,3 +158,4 @@ def test_no_retry_keeps_stored_failures(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert res.stderr.strip().splitlines()[-1] == "0 computed, 2 already stored, 0 failed"
     assert res.stdout.count('"run_status": "error"') == 2
+    assert res.stdout.count('"A": [[0.6, 0.4], [0.4, 0.6]]') == 2  # A a JSON array, not a string

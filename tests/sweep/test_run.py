@@ -450,7 +450,9 @@ def test_a_dying_worker_fails_its_point_and_the_sweep_goes_on(tmp_path, monkeypa
 
 
 def test_export_keeps_multi_valued_columns(tmp_path):
-    spec = SweepSpec("theory", {"alpha": [1.0, 2.0]}, {"order": [24, 8]})
+    """order and the matrix A stay arrays in Parquet (A nested: one list per row of A)."""
+    fixed = {"order": [24, 8], "A": [[0.6, 0.4], [0.4, 0.6]]}
+    spec = SweepSpec("theory", {"alpha": [1.0, 2.0]}, fixed)
     df = run_sweep(
         spec, tmp_path / "s.sqlite", backend="serial", progress=False, evaluate_point=counted
     )
@@ -458,5 +460,6 @@ def test_export_keeps_multi_valued_columns(tmp_path):
     write_table(df, tmp_path / "t.csv")
     back = pd.read_parquet(tmp_path / "t.parquet")
     assert [list(o) for o in back["order"]] == [[24, 8], [24, 8]]
+    assert [[list(r) for r in a] for a in back["A"]] == [[[0.6, 0.4], [0.4, 0.6]]] * 2
     assert list(pd.read_csv(tmp_path / "t.csv")["order"]) == ["[24, 8]", "[24, 8]"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.sqlite", "t.csv", "t.parquet"]

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from .._core.interrupt import Interrupted
 from ..params import ModelParams, variant_of
 from .app import app
 from .common import (
@@ -113,7 +114,7 @@ def simulate(
     The model options mean what they mean for `attnphase theory` (the same ModelParams).
     Extensions (docs/theory.md §10): --untied, --value-rank R, --rank 2 --init mixed,
     --clusters K --label-correlation RHO [--cluster-norm N] (Gaussian-mixture tokens)."""
-    from ..sim import SimConfig, run_grid
+    from ..sim import SimConfig, iter_grid
 
     try:
         alphas = parse_alphas(alpha)
@@ -165,9 +166,19 @@ def simulate(
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         fail(err)
-    results = run_grid(configs, range(seeds), workers, threads, progress=show_progress())
-    records = [r.as_dict() for r in results]
-    typer.echo(render(records, format, sim_columns(p, value_rank)))
+    columns = sim_columns(p, value_rank)
+    records: list[dict] = []
+    try:
+        for batch in iter_grid(configs, range(seeds), workers, threads, show_progress()):
+            records += [r.as_dict() for r in batch]
+    except KeyboardInterrupt:
+        if records:
+            typer.echo(render(records, format, columns))
+        done = len(records) // seeds
+        raise Interrupted(
+            f"{done} of {len(configs)} (alpha, init) points finished (printed above)"
+        ) from None
+    typer.echo(render(records, format, columns))
     if plot is not None:
         from ..figures.curves import simulation_overlay
         from ..theory import learning_curves

@@ -10,7 +10,7 @@ from .data import (
     sample_labels,
     targets,
 )
-from .grid import run_grid, torch_threads
+from .grid import iter_grid, run_grid, torch_threads
 from .linear import fit_linear, linear_risk, train_linear
 from .models import Layout, attention_maps, attention_output, naive_risk
 from .problem import SeedProblem
@@ -42,6 +42,7 @@ __all__ = [
     "minimise",
     "naive_risk",
     "pick_device",
+    "iter_grid",
     "run_grid",
     "sample_labels",
     "simulate",

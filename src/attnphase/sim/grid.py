@@ -49,6 +49,37 @@ def check_grid(configs: Sequence[SimConfig], seeds: Sequence[int], workers: int,
     check_int("threads", threads)
 
 
+def iter_grid(
+    configs: Sequence[SimConfig],
+    seeds: Sequence[int] = (0,),
+    workers: int = 1,
+    threads: int = 1,
+    progress: bool = False,
+) -> Iterator[list[SimResult]]:
+    """`simulate(cfg, seeds)` for every configuration, yielding each configuration's results (one
+    per seed) as soon as they are in, in configuration order. workers > 1: that many spawned
+    processes with `threads` torch threads each; otherwise in this process with `threads` threads.
+    The grid is checked before anything runs; stopping the iteration (an interrupt) cancels the
+    configurations not yet started."""
+    configs, seeds = list(configs), list(seeds)
+    check_grid(configs, seeds, workers, threads)
+    jobs = [(cfg, [int(s) for s in seeds]) for cfg in configs]
+    with progress_bar(total=len(jobs), desc="simulate", unit="point", enabled=progress) as bar:
+        if workers == 1 or len(jobs) <= 1:
+            with torch_threads(threads):
+                for job in jobs:
+                    yield _run_one(job)
+                    bar.update()
+            return
+        pool = worker_pool(min(workers, len(jobs)), threads)
+        try:
+            for res in pool.map(_run_one, jobs):
+                yield res
+                bar.update()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
 def run_grid(
     configs: Sequence[SimConfig],
     seeds: Sequence[int] = (0,),
@@ -56,26 +87,6 @@ def run_grid(
     threads: int = 1,
     progress: bool = False,
 ) -> list[SimResult]:
-    """`simulate(cfg, seeds)` for every configuration (one batch of seeds per configuration);
-    results in configuration order, seeds within. workers > 1: that many spawned processes with
-    `threads` torch threads each; otherwise in this process with `threads` threads."""
-    configs, seeds = list(configs), list(seeds)
-    check_grid(configs, seeds, workers, threads)
-    seeds = [int(s) for s in seeds]
-    jobs = [(cfg, seeds) for cfg in configs]
-    results: list[SimResult] = []
-    with progress_bar(total=len(jobs), desc="simulate", unit="point", enabled=progress) as bar:
-        if workers == 1 or len(jobs) <= 1:
-            with torch_threads(threads):
-                for job in jobs:
-                    results += _run_one(job)
-                    bar.update()
-            return results
-        pool = worker_pool(min(workers, len(jobs)), threads)
-        try:
-            for res in pool.map(_run_one, jobs):
-                results += res
-                bar.update()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-    return results
+    """All of `iter_grid` at once: results in configuration order, seeds within."""
+    grid = iter_grid(configs, seeds, workers, threads, progress)
+    return [r for batch in grid for r in batch]

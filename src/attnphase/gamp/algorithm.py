@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from .._core.progress import progress_bar
-from ..ops.tensor import back_project, fields
+from ..ops.tensor import back_project, fields, loss_derivatives
 from ..params import (
     ModelParams,
     check_alpha,
@@ -57,6 +57,7 @@ from .result import GampResult, GampStep, plain
 
 DEFAULT_DAMPING = 0.75
 FROZEN_ABS, FROZEN_REL = 1e-5, 1e-3  # overlaps frozen over the patience window (`frozen`)
+CHECK_EVERY = 10  # the global prox every CHECK_EVERY iterations (module docstring)
 JUMP_TOL = 1e-2  # relative jump of a prox minimiser beyond its linear response: a switch
 
 
@@ -92,14 +93,6 @@ def check_V0(V0, r: int) -> np.ndarray:
     return V
 
 
-def prox_step(prob: Problem, w: torch.Tensor, Vinv: torch.Tensor, previous: torch.Tensor | None):
-    """h_hat (§8 step 2): the global minimiser, by the probe search plus Newton from w, 0 and
-    the previous minimiser (the settings of the state evolution)."""
-    starts = [w, torch.zeros_like(w)] + ([previous] if previous is not None else [])
-    res = global_prox(w, Vinv, prob.K, prob.Cm, prob.c, torch.stack(starts, 1), probe=PROBE)
-    return res.h.to(w.device)
-
-
 def basin_switches(h_hat, previous, jac_previous, w, w_previous) -> torch.Tensor:
     """Samples whose prox minimiser jumped: |dh_hat - J dw| > JUMP_TOL (1 + |h_hat|), J the
     previous implicit derivative dh_hat/dw. A move within one basin leaves a residual of
@@ -127,26 +120,86 @@ class _State:
     V_prox: torch.Tensor | None = None  # the V of the prox that gave h_hat and jac
 
 
-def gamp_step(prob: Problem, st: _State, h: torch.Tensor, damping: float, lam: float):
-    """One iteration, steps 1-6 of docs/theory.md §8 with damped outputs (module docstring), given
-    the fields h = x~ Qh/sqrt(d). Returns the new state and the mask of basin switches; raises
-    ArithmeticError where lambda I + s2 Vhat is not positive definite."""
-    s2, keep = prob.s2, damping
+def prox_step(prob: Problem, w: torch.Tensor, Vinv: torch.Tensor, previous: torch.Tensor | None):
+    """h_hat (§8 step 2): the global minimiser, by the probe search plus Newton from w, 0 and
+    the previous minimiser (the settings of the state evolution)."""
+    starts = [w, torch.zeros_like(w)] + ([previous] if previous is not None else [])
+    res = global_prox(w, Vinv, prob.K, prob.Cm, prob.c, torch.stack(starts, 1), probe=PROBE)
+    return res.h.to(w.device)
+
+
+def warm_prox_step(prob: Problem, w: torch.Tensor, Vinv: torch.Tensor, st: _State):
+    """h_hat (§8 step 2) followed in its basin: Newton from the previous minimiser moved by its
+    linear response, h_prev + J (w - w_prev). Samples where that Newton run ends off a
+    stationary point get the global prox (`prox_step`)."""
+    assert st.h_hat is not None and st.jac is not None and st.w is not None
+    guess = st.h_hat + (st.jac @ (w - st.w).flatten(1).unsqueeze(-1)).reshape(w.shape)
+    res = global_prox(w, Vinv, prob.K, prob.Cm, prob.c, guess[:, None], probe=0)
+    h_hat = res.h.to(w.device)
+    lost = torch.nonzero(~res.stationary.to(w.device)).squeeze(-1)
+    if lost.numel():
+        wl, K, Cm, c = w[lost], prob.K[lost], prob.Cm[lost], prob.c[lost]
+        starts = torch.stack([wl, torch.zeros_like(wl), st.h_hat[lost]], 1)
+        h_hat[lost] = global_prox(wl, Vinv, K, Cm, c, starts, probe=PROBE).h.to(w.device)
+    return h_hat
+
+
+@dataclass(frozen=True)
+class _Outputs:
+    """Steps 1-4 of one iteration: the fields w, prox minimisers, implicit derivatives, damped
+    outputs F and conjugate Vhat, the basin switches, and whether the prox was the global one."""
+
+    w: torch.Tensor
+    h_hat: torch.Tensor
+    jac: torch.Tensor
+    F: torch.Tensor
+    Vhat: torch.Tensor
+    switched: torch.Tensor
+    global_prox: bool
+
+
+def output_step(prob: Problem, st: _State, h: torch.Tensor, damping: float, glob: bool):
+    """Steps 1-4 of docs/theory.md §8 with damped outputs (module docstring), given the fields
+    h = x~ Qh/sqrt(d); the global prox when `glob` (or at the first iteration), else the prox
+    followed in its basin (`warm_prox_step`)."""
+    keep = damping
     Vinv = torch.linalg.inv(st.V)
     w = eq.onsager_fields(h, st.F, st.V)  # step 1
-    h_hat = prox_step(prob, w, Vinv, st.h_hat)  # step 2
+    glob = glob or st.h_hat is None
+    if glob:
+        h_hat = prox_step(prob, w, Vinv, st.h_hat)  # step 2
+    else:
+        h_hat = warm_prox_step(prob, w, Vinv, st)  # step 2, in the previous basin
     f = eq.outputs(h_hat, w, Vinv)  # step 3: f
     jac = prox_jacobian(h_hat, Vinv, prob.K, prob.Cm, prob.c)
     D = eq.output_jacobian_blocks(jac, Vinv)  # step 3: D
     switched = basin_switches(h_hat, st.h_hat, st.jac, w, st.w)
     F = (1 - keep) * f + keep * st.F  # damped outputs
     Vhat = (1 - keep) * eq.conjugate_variance(D, prob.d) + keep * st.Vhat  # step 4, damped
+    return _Outputs(w=w, h_hat=h_hat, jac=jac, F=F, Vhat=Vhat, switched=switched, global_prox=glob)
+
+
+def estimate_step(
+    prob: Problem, st: _State, out: _Outputs, back: torch.Tensor, damping: float, lam: float
+) -> _State:
+    """Steps 5-6 of docs/theory.md §8, damped, given back = sum x~^T F^T/sqrt(d) of the damped
+    outputs; raises ArithmeticError where lambda I + s2 Vhat is not positive definite."""
+    s2, keep, Vhat = prob.s2, damping, out.Vhat
     if torch.linalg.eigvalsh(eq.prior_matrix(Vhat, s2=s2, lam=lam))[0] <= 0:
         raise ArithmeticError("lambda I + s2 Vhat is not positive definite")
-    Q_new = eq.estimate_update(st.Q, back_project(prob.x_pos, F), Vhat, s2=s2, lam=lam)  # 5
+    Q_new = eq.estimate_update(st.Q, back, Vhat, s2=s2, lam=lam)  # step 5
     Q = (1 - keep) * Q_new + keep * st.Q  # damped estimate
     V = eq.variance_update(Vhat, s2=s2, lam=lam)  # step 6
-    return _State(Q=Q, V=V, Vhat=Vhat, F=F, h_hat=h_hat, w=w, jac=jac, V_prox=st.V), switched
+    return _State(Q=Q, V=V, Vhat=Vhat, F=out.F, h_hat=out.h_hat, w=out.w, jac=out.jac, V_prox=st.V)
+
+
+def gamp_step(prob: Problem, st: _State, h: torch.Tensor, damping: float, lam: float):
+    """One iteration, steps 1-6 of docs/theory.md §8 with damped outputs and the global prox,
+    given the fields h = x~ Qh/sqrt(d). Returns the new state and the mask of basin switches;
+    raises ArithmeticError where lambda I + s2 Vhat is not positive definite."""
+    out = output_step(prob, st, h, damping, glob=True)
+    back = back_project(prob.x_pos, out.F)
+    return estimate_step(prob, st, out, back, damping, lam), out.switched
 
 
 class _Monitor:
@@ -252,6 +305,7 @@ def run_gamp(
     V0=None,
     patience: int | None = None,
     polish: bool = False,
+    check_every: int = CHECK_EVERY,
     n_test: int = 10_000,
     device: str = "auto",
     progress: bool = False,
@@ -284,6 +338,7 @@ def run_gamp(
     patience = max(20, math.ceil(10 / (1 - damping))) if patience is None else patience
     patience = check_int("patience", patience)
     n_test = check_int("n_test", n_test)
+    check_every = check_int("check_every", check_every)
     t0 = time.perf_counter()
     dev = pick_device(device)
     prob = build_problem(p, d, alpha, init, seed, dev, n_test=n_test)
@@ -300,24 +355,40 @@ def run_gamp(
     if progress:
         bar = progress_bar(total=max_iter, desc=f"GAMP d={d} alpha={alpha}", enabled=True)
     status = "maximum iterations reached"
+    x, r = prob.x_pos, p.rank
+    recheck = False  # the last step switched a basin: the global prox again
+    last_global = True  # the step that gave the current estimate used the global prox
     for it in range(max_iter + 1):
-        h = fields(prob.x_pos, st.Q)  # x~ Qh/sqrt(d)
-        R, grad = prob.risk.value_and_gradient(st.Q[None])  # R and grad R (§1 in the form of §8)
-        mon.record(st.Q, st.V, float(R[0]), grad[0], change, switched)
+        h = fields(x, st.Q)  # x~ Qh/sqrt(d): the one pass over the data forward
+        g, dg, _ = loss_derivatives(h, prob.K, prob.Cm, prob.c, hessian=False)
+        R = float(g.sum()) + 0.5 * p.lam * float(st.Q.pow(2).sum())  # R (§1 in the form of §8)
+        out = None
+        if it < max_iter:
+            out = output_step(prob, st, h, damping, recheck or it % check_every == 0)
+        G = dg if out is None else torch.cat([dg, out.F], -1)
+        back = back_project(x, G)  # the one pass back: grad R and step 5's sum together
+        mon.record(st.Q, st.V, R, back[..., :r] + p.lam * st.Q, change, switched)
         stop = mon.status()
+        if stop is not None and not stop.startswith("diverged") and not last_global:
+            stop = None  # a stop counts after a global prox only: redo this step's prox so
+            if out is not None and not out.global_prox:
+                out = output_step(prob, st, h, damping, True)
+                back = torch.cat([back[..., :r], back_project(x, out.F)], -1)
         if bar is not None and it > 0:
             bar.update(1)
             bar.set_postfix(grad=f"{mon.steps[-1].grad_norm:.1e}")
         if stop is not None or it == max_iter:
             status = stop or status
             break
+        assert out is not None  # it < max_iter
+        recheck = bool(out.switched.any())
         try:
-            new, switched = gamp_step(prob, st, h, damping, p.lam)
+            new = estimate_step(prob, st, out, back[..., r:], damping, p.lam)
         except ArithmeticError as err:
             status = f"diverged at iteration {it + 1}: {err}"
             break
         change = float((new.Q - st.Q).norm() / st.Q.norm().clamp_min(1e-300))
-        st = new
+        switched, last_global, st = out.switched, out.global_prox, new
     if bar is not None:
         bar.close()
     last = mon.steps[-1]

@@ -107,6 +107,28 @@ def default_encodings(L: int) -> tuple[tuple[float], ...]:
     return tuple((float(c),) for c in np.linspace(1.0, -1.0, L))
 
 
+def positional_target(L: int, a: float = 0.6) -> tuple[tuple[float, ...], ...]:
+    """The positional target of the family along L (docs/scaling.md): a on the diagonal and
+    (1 - a)/(L - 1) elsewhere, rows summing to one (a = 0.6, L = 2: the paper's STANDARD_A)."""
+    L = check_int("L", L, minimum=2)
+    a = check_finite("a", a)
+    off = (1.0 - a) / (L - 1)
+    return tuple(tuple(a if i == j else off for j in range(L)) for i in range(L))
+
+
+def simplex_encodings(L: int) -> tuple[tuple[float, ...], ...]:
+    """Encodings on the vertices of a regular simplex (docs/scaling.md): K = L - 1 directions,
+    |c_l| = 1 and c_l . c_k = -1/(L - 1) for l != k (L = 2: C = (+1, -1)^T, the paper's). A
+    student of rank L - 1 reads them as fields h_l = m c_l whose logits h_l . h_k are equal
+    off the diagonal, the smallest rank with that property (the Gram matrix (1 + 1/(L - 1)) I -
+    1 1^T / (L - 1) has rank L - 1)."""
+    L = check_int("L", L, minimum=2)
+    gram = (1.0 + 1.0 / (L - 1)) * np.eye(L) - 1.0 / (L - 1)
+    top = np.linalg.cholesky(gram[:-1, :-1])  # vertices 1..L-1, lower triangular: c_1 = u_1
+    C = np.vstack([top, -top.sum(axis=0)])  # the vertices sum to zero
+    return tuple(tuple(float(x) + 0.0 for x in row) for row in C)
+
+
 def as_encodings(value, L: int) -> tuple[tuple[float, ...], ...]:
     """Encoding coefficients C (L x K, 1 <= K <= L) from an L x K nested sequence or L numbers
     (K = 1); ValueError names `encodings`."""

@@ -8,6 +8,7 @@ from . import (  # noqa: F401  (register commands)
     histogram,
     landscape,
     outcomes,
+    scaling,
     simulate,
     sweep,
     theory,

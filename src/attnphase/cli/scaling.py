@@ -1,0 +1,193 @@
+"""`attnphase scaling`: alpha_c, alpha_l and the ends of both branches against the sequence
+length L (docs/scaling.md; `attnphase.scaling`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .app import app
+from .common import (
+    FormatOpt,
+    LamOpt,
+    SigmaOpt,
+    UsageError,
+    check_outputs,
+    check_store_option,
+    fail,
+    plot_failed,
+    show_progress,
+    usage,
+)
+from .tables import FORMATS, render
+from .trust import parse_omegas
+
+SCALING_COLUMNS = [
+    "L",
+    "omega",
+    "encodings",
+    "alpha_c",
+    "alpha_c_err",
+    "alpha_l",
+    "alpha_l_err",
+    "spinodal_semantic",
+    "spinodal_semantic_err",
+    "spinodal_positional",
+    "spinodal_positional_err",
+    "mixed_found",
+    "seconds",
+    "status",
+]
+FILES = {"table": "scaling.csv", "figure": "scaling.png", "store": "scaling.sqlite"}
+
+
+def parse_lengths(text: str) -> list[int]:
+    """Sequence lengths: a value, a list a,b,c or a range start:stop (inclusive)."""
+    from ..scaling.family import check_length
+
+    try:
+        if ":" in text:
+            lo, hi = (int(v) for v in text.split(":"))
+            values = list(range(lo, hi + 1))
+        else:
+            values = [int(v) for v in text.split(",")]
+        if not values:
+            raise ValueError
+    except ValueError:
+        raise UsageError(
+            f"--L must be an integer, a list a,b,c or a range start:stop, got {text!r}"
+        ) from None
+    try:
+        return [check_length(L) for L in values]
+    except ValueError as err:
+        raise UsageError(f"--L: {err}") from None
+
+
+def parse_families(text: str) -> list[str]:
+    from ..scaling.family import FAMILIES
+
+    families = text.split(",")
+    bad = [f for f in families if f not in FAMILIES]
+    if bad:
+        raise UsageError(f"--encodings must be a list of {','.join(FAMILIES)}, got {text!r}")
+    return list(dict.fromkeys(families))
+
+
+@app.command()
+def scaling(
+    L: Annotated[str, typer.Option("--L", help="sequence lengths: value, list or start:stop")] = (
+        "2:8"
+    ),
+    omega: Annotated[str, typer.Option(help="values in [0, 1]: value, list or start:stop:num")] = (
+        "0.1,0.3,0.5"
+    ),
+    encodings: Annotated[
+        str, typer.Option(help="encoding families: linear (rank 1), simplex (rank L - 1)")
+    ] = "linear",
+    a: Annotated[float, typer.Option(help="the target's diagonal (0.6: the paper's A)")] = 0.6,
+    sigma: SigmaOpt = 0.5,
+    lam: LamOpt = 0.01,
+    alpha_min: Annotated[float, typer.Option(help="lower end of the alpha window")] = 0.1,
+    alpha_max: Annotated[float, typer.Option(help="upper end of the alpha window")] = 16.0,
+    num: Annotated[int, typer.Option(help="alphas on the window (geometric)")] = 16,
+    points: Annotated[int, typer.Option(help="QMC: Sobol points per scrambling (L >= 3)")] = 1024,
+    randomisations: Annotated[int, typer.Option(help="QMC: scramblings (>= 2)")] = 4,
+    mixed: Annotated[
+        bool, typer.Option("--mixed/--no-mixed", help="search fixed points with m, theta != 0")
+    ] = True,
+    time_limit: Annotated[
+        float | None, typer.Option(help="start no new L after this many seconds")
+    ] = None,
+    workers: Annotated[int, typer.Option(help="local processes (1: this process)")] = 1,
+    scheduler: Annotated[str | None, typer.Option(help="Dask scheduler tcp://host:port")] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option(help="sweep store that keeps finished points [--plot's scaling.sqlite]"),
+    ] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option(help="folder for scaling.png (+ PDF), scaling.csv and the store"),
+    ] = None,
+    format: FormatOpt = "table",
+) -> None:
+    """alpha_c, alpha_l and the ends of the semantic and positional branches with their errors
+    against the sequence length L, for each omega and encoding family (docs/scaling.md), with a
+    search for fixed points where m and theta are both non-zero. Resumable: finished points
+    stay in the store, and a rerun computes only what is missing."""
+    from ..scaling.table import check_settings
+
+    try:
+        lengths = parse_lengths(L)
+        omegas = parse_omegas(omega)
+        families = parse_families(encodings)
+        if format not in FORMATS:
+            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        try:
+            check_settings(
+                dict(
+                    a=a,
+                    sigma=sigma,
+                    lam=lam,
+                    alpha_min=alpha_min,
+                    alpha_max=alpha_max,
+                    num=num,
+                    points=points,
+                    randomisations=randomisations,
+                )
+            )
+        except ValueError as err:
+            raise usage(err) from None
+        if time_limit is not None and not time_limit > 0:
+            raise UsageError(f"--time-limit must be > 0 seconds, got {time_limit}")
+        if workers < 1:
+            raise UsageError(f"--workers must be >= 1, got {workers}")
+        if plot is not None:
+            files = [plot / FILES["table"], plot / FILES["figure"]]
+            pdf = files[1].with_suffix(".pdf")
+            check_outputs({"--plot": files + [pdf]}, {"--plot": [plot]})  # the folder first
+            if store is None:
+                store = plot / FILES["store"]
+        if store is not None:
+            check_store_option(store)
+    except UsageError as err:
+        fail(err)
+    from ..scaling.table import scaling_table
+
+    backend = "dask" if scheduler else ("process" if workers > 1 else "serial")
+    if plot is not None:
+        try:
+            plot.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            fail(f"--plot: cannot create the folder {plot}: {err.strerror}")
+    table = scaling_table(
+        lengths,
+        omegas,
+        families,
+        a=a,
+        sigma=sigma,
+        lam=lam,
+        alpha_min=alpha_min,
+        alpha_max=alpha_max,
+        num=num,
+        points=points,
+        randomisations=randomisations,
+        mixed=mixed,
+        store=store,
+        backend=backend,
+        workers=workers,
+        scheduler=scheduler,
+        time_limit=time_limit,
+        progress=show_progress(),
+    )
+    typer.echo(render(table.to_dict("records"), format, SCALING_COLUMNS))
+    if plot is not None:
+        from ..figures.scaling import scaling_figure
+        from ..sweep.run import write_table
+
+        try:
+            write_table(table, plot / FILES["table"])
+            scaling_figure(table, plot / FILES["figure"])
+        except (OSError, ValueError) as err:
+            plot_failed(err)

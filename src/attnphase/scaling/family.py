@@ -1,0 +1,71 @@
+"""The family of models along the sequence length L of the scaling study (docs/scaling.md §1).
+
+Every member has the paper's sigma, lambda and omega, the positional target `positional_target`
+(a on the diagonal, (1 - a)/(L - 1) elsewhere: the paper's A at L = 2, a = 0.6) and one of two
+encoding families:
+
+- "linear": the simulations' encodings (`default_encodings`: K = 1, c_l evenly from +1 to -1)
+  with a rank-1 student. Its fields h_l = c_l m + noise give logits c_l c_k m^2, which cannot
+  be larger on the diagonal than everywhere else for L >= 3 (the middle tokens' c_l are small);
+- "simplex": the vertices of a regular simplex (`simplex_encodings`: K = L - 1) with a student
+  of rank L - 1, the smallest rank whose fields h_l = m c_l have logits m^2 on the diagonal and
+  -m^2/(L - 1) off it for every token: exactly the pattern of the target, with a = its softmax.
+At L = 2 both are the paper's model (C = (+1, -1), rank 1).
+"""
+
+from __future__ import annotations
+
+from ..params import (
+    ModelParams,
+    check_int,
+    default_encodings,
+    positional_target,
+    simplex_encodings,
+)
+
+FAMILIES = ("linear", "simplex")
+DIAGONAL = 0.6  # the diagonal a of the target: the paper's A at L = 2
+MAX_L = 16  # the QMC channel integrates L (r + 1) dimensions; beyond this nothing is affordable
+
+
+def check_family(family: str) -> str:
+    """ValueError naming `encodings` unless `family` is one of FAMILIES."""
+    if family not in FAMILIES:
+        raise ValueError(f"encodings must be one of {', '.join(FAMILIES)}, got {family!r}")
+    return family
+
+
+def check_length(L: int) -> int:
+    """A sequence length 2 <= L <= MAX_L; ValueError naming `L`."""
+    L = check_int("L", L, minimum=2)
+    if L > MAX_L:
+        raise ValueError(f"L must be <= {MAX_L}, got {L}")
+    return L
+
+
+def family_rank(L: int, family: str) -> int:
+    """The student's rank in a family: 1 (linear), L - 1 (simplex)."""
+    return 1 if check_family(family) == "linear" else check_length(L) - 1
+
+
+def family_model(
+    L: int,
+    omega: float = 0.3,
+    family: str = "linear",
+    *,
+    a: float = DIAGONAL,
+    sigma: float = 0.5,
+    lam: float = 0.01,
+) -> ModelParams:
+    """The member of the family at sequence length L (module docstring; docs/scaling.md §1)."""
+    L = check_length(L)
+    family = check_family(family)
+    encodings = default_encodings(L) if family == "linear" else simplex_encodings(L)
+    return ModelParams(
+        omega=omega,
+        sigma=sigma,
+        lam=lam,
+        A=positional_target(L, a),
+        rank=family_rank(L, family),
+        encodings=encodings,
+    )

@@ -1,0 +1,296 @@
+"""One point of the scaling study (docs/scaling.md §2): alpha_c, alpha_l and the ends of both
+branches of one member of the family, each with its error, and a search for fixed points with
+m and theta both non-zero.
+
+The branches are followed on a geometric grid of alpha on every replica of the integration
+(`transitions.scan`: Gauss-Hermite at L = 2, the main order and the check order; QMC otherwise,
+every scrambling on the same points). Errors: Gauss-Hermite, the change between the two orders
+plus the interpolation bounds; QMC, the standard error over scramblings plus the largest
+interpolation bound. A branch's end carries no interpolation bound of its own: its error is the
+spread over replicas plus the bisection's resolution (`SPINODAL_STEPS` halvings of the grid
+step). A quantity that does not exist gets NaN and a status saying why.
+
+The simplex family's positional fixed point has every column positional (M proportional to an
+orthogonal matrix), which no pinned branch of the engine holds; it is followed with nothing
+pinned from M = 0.2 I, theta = 0, and counts as on its branch while M is non-zero and theta is
+not (`FreeReplica`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..params import ModelParams
+from ..theory import QMC, GaussHermite, Method, NonConvergenceWarning
+from ..theory.baseline import linear_test_error_qmc
+from ..theory.overlaps import MatrixOverlaps
+from ..theory.qmc.engine import make_channels, qmc_curve, solve_one, solve_qmc
+from ..transitions.scan import (
+    SPINODAL_STEPS,
+    GaussHermiteReplica,
+    ScramblingReplica,
+    replica_roots,
+)
+from .family import family_model
+
+FREE = "free"  # a branch name the engine pins nothing on
+MIXED_STARTS = 3  # alphas of the search for mixed fixed points
+
+
+class FreeReplica(ScramblingReplica):
+    """A scrambling whose positional branch is solved with nothing pinned (the simplex family):
+    on its branch where the largest |M| exceeds QMC.on_branch and the largest |theta| does not."""
+
+    def solve_near(self, alpha, near, branch):
+        return solve_one(
+            alpha, self.p, near.overlaps, FREE if branch == "positional" else branch, self.channel
+        )
+
+    def on_branch(self, point, branch):
+        if branch != "positional":
+            return super().on_branch(point, branch)
+        if point is None or point.overlaps is None or not point.converged:
+            return False
+        o = point.overlaps
+        return bool(np.abs(o.M).max() > QMC.on_branch >= np.abs(o.theta).max())
+
+
+def simplex_start(p: ModelParams) -> MatrixOverlaps:
+    """Every column positional: M = 0.2 I (K = r = L - 1), q = V = I (the engine's positional
+    start per column), theta = 0."""
+    r = p.rank
+    return MatrixOverlaps(q=np.eye(r), M=0.2 * np.eye(p.K, r), theta=np.zeros((1, r)), V=np.eye(r))
+
+
+def free_curve(alphas, p: ModelParams, method: QMC, channels, start: MatrixOverlaps) -> list:
+    """The fixed points solved with nothing pinned along increasing alpha, each warm from the
+    previous one's first scrambling (the first from `start`)."""
+    out: dict[int, Any] = {}
+    for i in sorted(range(len(alphas)), key=lambda i: alphas[i]):
+        res = solve_qmc(alphas[i], p, start, FREE, method, channels=channels)
+        out[i] = res
+        if res.converged and res.solutions and res.solutions[0].overlaps is not None:
+            start = res.solutions[0].overlaps
+    return [out[i] for i in range(len(alphas))]
+
+
+def _replica_results(
+    p: ModelParams, alphas: list[float], method: Method, family: str, progress: bool
+):
+    """(per-replica roots, eps_lin, eps_lin_err, channels or None)."""
+    if isinstance(method, GaussHermite):
+        per = [
+            replica_roots(alphas, GaussHermiteReplica(p, method)),
+            replica_roots(alphas, GaussHermiteReplica(p, method.at_order(method.check_order))),
+        ]
+        first = per[0]["semantic"].grid[0]
+        return per, float(first.linear_test_error), 0.0, None
+    channels = make_channels(p, method)
+    curves = {
+        "semantic": qmc_curve(alphas, p, "semantic", method, channels=channels, progress=progress)
+    }
+    if family == "simplex" and p.L > 2:
+        curves["positional"] = free_curve(alphas, p, method, channels, simplex_start(p))
+        replica: type[ScramblingReplica] = FreeReplica
+    else:
+        curves["positional"] = qmc_curve(
+            alphas, p, "positional", method, channels=channels, progress=progress
+        )
+        replica = ScramblingReplica
+    eps_lin, eps_lin_err = linear_test_error_qmc(p)
+    per = [
+        replica_roots(alphas, replica(p, channel, k, curves), eps_lin)
+        for k, channel in enumerate(channels)
+    ]
+    return per, eps_lin, eps_lin_err, channels
+
+
+def _combine(values: list[float], gauss_hermite: bool) -> tuple[float, float, int]:
+    """(value, error, replicas that found it): Gauss-Hermite, the main order's value and its
+    change at the check order; QMC, the mean and its standard error."""
+    found = [v for v in values if math.isfinite(v)]
+    if gauss_hermite:
+        main, check = values
+        if not math.isfinite(main):
+            return math.nan, math.nan, len(found)
+        return main, abs(main - check) if math.isfinite(check) else math.nan, len(found)
+    if not found:
+        return math.nan, math.nan, 0
+    err = float(np.std(found, ddof=1) / math.sqrt(len(found))) if len(found) > 1 else math.nan
+    return float(np.mean(found)), err, len(found)
+
+
+def _on_grid(scan) -> list[bool]:
+    return [scan.on(s) for s in scan.grid]
+
+
+def _statuses(per: list[dict], n_found: dict[str, int], lower_where_both: str | None) -> dict:
+    """Why each quantity has its value, or none (module docstring)."""
+    main = per[0]
+    sem, pos = _on_grid(main["semantic"]), _on_grid(main["positional"])
+    both = [s and q for s, q in zip(sem, pos, strict=True)]
+    n = len(per)
+
+    def found(name: str) -> str:
+        k = n_found[name]
+        return "found" if k == n else f"found on {k} of {n} replicas"
+
+    out = {}
+    if n_found["alpha_c"]:
+        out["alpha_c"] = found("alpha_c")
+    elif not any(pos):
+        out["alpha_c"] = "no positional branch in the window"
+    elif not any(sem):
+        out["alpha_c"] = "no semantic branch in the window"
+    elif not any(both):
+        out["alpha_c"] = "the branches never coexist on the grid"
+    else:
+        out["alpha_c"] = f"no crossing in the window ({lower_where_both} lower wherever both exist)"
+    out["alpha_l"] = found("alpha_l") if n_found["alpha_l"] else "no crossing in the window"
+    if n_found["spinodal_semantic"]:
+        out["spinodal_semantic"] = found("spinodal_semantic")
+    elif not any(sem):
+        out["spinodal_semantic"] = "no semantic branch in the window"
+    else:
+        out["spinodal_semantic"] = "below the window (the branch exists at alpha_min)"
+    if n_found["spinodal_positional"]:
+        out["spinodal_positional"] = found("spinodal_positional")
+    elif not any(pos):
+        out["spinodal_positional"] = "no positional branch"
+    else:
+        out["spinodal_positional"] = "beyond the window (the branch exists at alpha_max)"
+    return out
+
+
+def _lower(main: dict) -> str | None:
+    """The branch with the lower training loss wherever both exist on the main replica's grid
+    (None when they never coexist or swap)."""
+    s = np.array(main["semantic"].grid_values("train_loss"))
+    q = np.array(main["positional"].grid_values("train_loss"))
+    ok = np.isfinite(s) & np.isfinite(q)
+    if not ok.any():
+        return None
+    if np.all(s[ok] < q[ok]):
+        return "semantic"
+    if np.all(q[ok] < s[ok]):
+        return "positional"
+    return None
+
+
+def mixed_search(
+    p: ModelParams, alphas: list[float], main: dict, method: QMC, channels
+) -> dict[str, Any]:
+    """Fixed points with m and theta both non-zero: solved with nothing pinned from the mean of
+    the semantic and positional fixed points' overlaps (theta from the first, M from the second)
+    at up to MIXED_STARTS grid alphas where both branches exist (else where either does). The
+    result says where each start ended and, for a mixed end, its theta, m, training loss and
+    whether it lies below both branches (the global minimum)."""
+    sem, pos = main["semantic"], main["positional"]
+    idx = [i for i in range(len(alphas)) if sem.on(sem.grid[i]) and pos.on(pos.grid[i])]
+    if not idx:
+        return {"mixed": "not searched: the branches never coexist on the grid", "mixed_found": 0}
+    pick = sorted({idx[0], idx[len(idx) // 2], idx[-1]})[:MIXED_STARTS]
+    ends, found, global_min = [], [], []
+    for i in pick:
+        s, q = sem.grid[i].overlaps, pos.grid[i].overlaps
+        start = MatrixOverlaps(q=0.5 * (s.q + q.q), M=q.M, theta=s.theta, V=0.5 * (s.V + q.V))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NonConvergenceWarning)
+            res = solve_qmc(alphas[i], p, start, FREE, method, channels=channels)
+        ends.append(f"{alphas[i]:.3g}: {res.kind}")
+        if res.kind == "mixed":
+            losses = [
+                sem.replica.observable(sem.grid[i], "train_loss"),
+                pos.replica.observable(pos.grid[i], "train_loss"),
+            ]
+            below = bool(res.train_loss < min(losses))
+            theta = float(np.abs(res.values["theta"]).max())
+            m = float(np.abs(res.values["M"]).max())
+            found.append(
+                f"alpha {alphas[i]:.3g} theta {theta:.4g} m {m:.4g} train loss {res.train_loss:.6g}"
+            )
+            global_min.append(below)
+    text = "free starts ended at alpha " + ", ".join(ends)
+    if found:
+        text += "; mixed: " + "; ".join(
+            f"{f} ({'global minimum' if g else 'not the global minimum'})"
+            for f, g in zip(found, global_min, strict=True)
+        )
+    return {"mixed": text, "mixed_found": len(found), "mixed_global": any(global_min)}
+
+
+def scaling_point(
+    L: int,
+    omega: float,
+    family: str = "linear",
+    *,
+    a: float = 0.6,
+    sigma: float = 0.5,
+    lam: float = 0.01,
+    alpha_min: float = 0.1,
+    alpha_max: float = 16.0,
+    num: int = 16,
+    points: int = 1024,
+    randomisations: int = 4,
+    mixed: bool = True,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """The row of one (L, omega, family) (module docstring; docs/scaling.md §2): the grid is
+    `num` alphas spaced geometrically on [alpha_min, alpha_max]; the integration is the exact
+    engine at L = 2 (Gauss-Hermite, default orders) and QMC(points, randomisations) otherwise."""
+    t0 = time.perf_counter()
+    p = family_model(L, omega, family, a=a, sigma=sigma, lam=lam)
+    alphas = [float(x) for x in np.geomspace(alpha_min, alpha_max, num)]
+    gh = p.is_l2
+    method: Method = GaussHermite() if gh else QMC(points, randomisations)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonConvergenceWarning)
+        per, eps_lin, eps_lin_err, channels = _replica_results(p, alphas, method, family, progress)
+    row: dict[str, Any] = {}
+    n_found: dict[str, int] = {}
+    step = math.log(alphas[1] / alphas[0])  # the grid step, relative
+    for name in ("alpha_c", "alpha_l"):
+        value, err, n_found[name] = _combine([r[name] for r in per], gh)
+        bound = max(r[f"bound_{name[-1]}"] for r in per)
+        row[name], row[f"{name}_err"] = value, err + (2 if gh else 1) * bound
+    if not gh and math.isfinite(row["alpha_l"]):  # with eps_lin's own integration error
+        slopes = [r["slope"] for r in per if math.isfinite(r["slope"]) and r["slope"] != 0]
+        if slopes:
+            row["alpha_l_err"] = math.hypot(
+                row["alpha_l_err"], eps_lin_err / abs(float(np.mean(slopes)))
+            )
+    for name, lower in (("spinodal_semantic", True), ("spinodal_positional", False)):
+        ends = [r["semantic" if lower else "positional"].spinodal(lower=lower) for r in per]
+        value, err, n_found[name] = _combine(ends, gh)
+        resolution = value * step / 2**SPINODAL_STEPS if math.isfinite(value) else math.nan
+        row[name], row[f"{name}_err"] = value, err + resolution
+    statuses = _statuses(per, n_found, _lower(per[0]))
+    for name, text in statuses.items():
+        row[f"{name}_status"] = text
+    row["eps_lin"], row["eps_lin_err"] = eps_lin, eps_lin_err
+    if mixed:
+        search = method if isinstance(method, QMC) else QMC(points, randomisations)
+        if channels is None:  # L = 2: the roots came from the exact engine
+            main, channels = _qmc_main(p, alphas, search)
+        else:
+            main = per[0]
+        row |= mixed_search(p, alphas, main, search, channels)
+    row["rank"], row["K"] = p.rank, p.K
+    row["method"] = "gauss-hermite" if gh else "qmc"
+    row["seconds"] = time.perf_counter() - t0
+    return row
+
+
+def _qmc_main(p, alphas, method):
+    """The first scrambling's scans (the mixed search at L = 2, where the roots come from the
+    exact engine)."""
+    channels = make_channels(p, method)
+    curves = {
+        b: qmc_curve(alphas, p, b, method, channels=channels) for b in ("semantic", "positional")
+    }
+    return replica_roots(alphas, ScramblingReplica(p, channels[0], 0, curves), 0.0), channels

@@ -1,0 +1,171 @@
+"""The scaling table (docs/scaling.md §2): one row per (L, omega, encoding family), each point
+computed once through the sweeps' runner (`sweep.runner.run_points`, kind "scaling") into a
+sweep store, so that a rerun computes only what is missing; on local processes or Dask like
+every sweep. Points run L by L, shortest first: with a time limit, the lengths not started
+before it are rows that say so.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..params import check_alpha, check_int, check_positive, check_unit_interval
+from ..sweep.runner import point_id, run_points
+from ..theory import QMC
+from .family import check_family, check_length, family_model
+
+KIND = "scaling"
+VERSION = 1  # part of the run id: a change of what a point computes makes new points
+QUANTITIES = ("alpha_c", "alpha_l", "spinodal_semantic", "spinodal_positional")
+COLUMNS = [  # the table's leading columns, in order
+    "L",
+    "omega",
+    "encodings",
+    "status",
+    *(c for q in QUANTITIES for c in (q, f"{q}_err", f"{q}_status")),
+    "eps_lin",
+    "eps_lin_err",
+    "mixed",
+    "mixed_found",
+    "mixed_global",
+    "rank",
+    "K",
+    "method",
+    "seconds",
+]
+SETTINGS = ("a", "sigma", "lam", "alpha_min", "alpha_max", "num", "points", "randomisations")
+
+
+def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings of `scaling_point` validated (ValueError naming the first bad one)."""
+    out = dict(settings)
+    family_model(2, 0.3, "linear", a=out["a"], sigma=out["sigma"], lam=out["lam"])
+    check_alpha(out["alpha_min"], "alpha_min")
+    check_alpha(out["alpha_max"], "alpha_max")
+    if not out["alpha_min"] < out["alpha_max"]:
+        raise ValueError(
+            f"alpha_min: need alpha_min < alpha_max, got {out['alpha_min']}, {out['alpha_max']}"
+        )
+    out["num"] = check_int("num", out["num"], minimum=3)
+    QMC(out["points"], out["randomisations"])  # a power of two
+    out["randomisations"] = check_int("randomisations", out["randomisations"], minimum=2)
+    return out
+
+
+def evaluate_point(kind: str, params: dict) -> dict:
+    """The point function of the runner (importable by workers): `scaling_point` of a point."""
+    from .point import scaling_point
+
+    settings = {k: params[k] for k in SETTINGS}
+    return scaling_point(
+        params["L"], params["omega"], params["encodings"], mixed=params["mixed"], **settings
+    )
+
+
+def scaling_table(
+    lengths: Sequence[int],
+    omegas: Sequence[float],
+    families: Sequence[str] = ("linear",),
+    *,
+    a: float = 0.6,
+    sigma: float = 0.5,
+    lam: float = 0.01,
+    alpha_min: float = 0.1,
+    alpha_max: float = 16.0,
+    num: int = 16,
+    points: int = 1024,
+    randomisations: int = 4,
+    mixed: bool = True,
+    store: str | Path | None = None,
+    backend: str = "serial",
+    workers: int = 1,
+    scheduler: str | None = None,
+    time_limit: float | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """alpha_c, alpha_l and the branches' ends with their errors and statuses, one row per
+    (L, omega, family) (`point.scaling_point`); `status` is "computed", "failed: ..." or
+    "not computed: ..." (the time limit in seconds was reached before its L started). store:
+    a sweep-store file that keeps finished points (None: nothing kept)."""
+    lengths = sorted({check_length(L) for L in lengths})
+    omegas = [check_unit_interval("omega", w) for w in omegas]
+    families = [check_family(f) for f in families]
+    if time_limit is not None:
+        check_positive("time_limit", time_limit)
+    settings = check_settings(
+        dict(
+            a=a,
+            sigma=sigma,
+            lam=lam,
+            alpha_min=alpha_min,
+            alpha_max=alpha_max,
+            num=num,
+            points=points,
+            randomisations=randomisations,
+        )
+    )
+    start = time.monotonic()
+    rows: list[dict] = []
+    for L in lengths:
+        grid = [
+            {"version": VERSION, "L": L, "omega": w, "encodings": f, "mixed": mixed, **settings}
+            for f in families
+            for w in omegas
+        ]
+        late = time_limit is not None and time.monotonic() - start > time_limit
+        ids = [point_id(KIND, point) for point in grid]
+        if late:
+            outcomes = None
+        else:
+            outcomes = run_points(
+                [(rid, KIND, point) for rid, point in zip(ids, grid, strict=True)],
+                evaluate_point,
+                store=store,
+                backend=backend,
+                workers=workers,
+                scheduler=scheduler,
+                lease=LEASE_SECONDS,
+                progress=progress,
+                desc=f"scaling L = {L}",
+            ).outcomes
+        for rid, point in zip(ids, grid, strict=True):
+            head = {"L": L, "omega": point["omega"], "encodings": point["encodings"]}
+            if outcomes is None:
+                reason = f"not computed: the time limit of {time_limit:g} s was reached"
+                rows.append({**head, "status": reason})
+                continue
+            status, result, error = outcomes[rid]
+            if status == "ok":
+                assert result is not None  # an "ok" point has its record
+                rows.append({**head, "status": "computed", **result})
+            else:
+                assert error is not None  # a failed point has its message
+                message = error.splitlines()[0]
+                warnings.warn(f"scaling, L {L} omega {point['omega']:g}: {message}", stacklevel=2)
+                rows.append({**head, "status": f"failed: {message}"})
+    return _frame(rows, settings)
+
+
+LEASE_SECONDS = 1800.0  # a point (two branches on every scrambling) can take many minutes
+
+
+def _frame(rows: list[dict], settings: dict) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    for c in COLUMNS:
+        if c not in df:
+            df[c] = math.nan
+    for q in QUANTITIES:  # a row that was not computed says so in every status
+        df[f"{q}_status"] = df[f"{q}_status"].astype(object)
+        missing = df[f"{q}_status"].isna()
+        df.loc[missing, f"{q}_status"] = df.loc[missing, "status"]
+    for k, v in settings.items():
+        df[k] = v
+    rest = [c for c in df if c not in COLUMNS]
+    return df[COLUMNS + rest]

@@ -1,0 +1,87 @@
+"""The scaling table's bookkeeping (docs/scaling.md §2), with the point computation replaced by
+a fake: every (L, omega, family) is one stored point, a rerun computes nothing, a time limit
+leaves rows that say so, a failed point says why; the figure draws such a table."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnphase.scaling import table as scaling_module
+from attnphase.scaling.table import COLUMNS, QUANTITIES, scaling_table
+
+CALLS: list[tuple] = []
+
+
+def fake_point(kind: str, params: dict) -> dict:
+    CALLS.append((params["L"], params["omega"], params["encodings"]))
+    if params["omega"] == 0.5 and params["L"] == 3:
+        raise RuntimeError("no convergence here")
+    row = {}
+    for q in QUANTITIES:
+        row[q], row[f"{q}_err"], row[f"{q}_status"] = 0.4 * params["L"], 0.01, "found"
+    row["spinodal_positional"] = math.nan
+    row["spinodal_positional_status"] = "no positional branch"
+    return row
+
+
+@pytest.fixture()
+def fake(monkeypatch):
+    CALLS.clear()
+    monkeypatch.setattr(scaling_module, "evaluate_point", fake_point)
+
+
+def test_one_point_per_length_omega_family_and_resume(fake, tmp_path):
+    store = tmp_path / "s.sqlite"
+    with pytest.warns(UserWarning, match="no convergence"):
+        df = scaling_table([3, 2], [0.3, 0.5], ["linear", "simplex"], store=store)
+    assert len(CALLS) == 8 and list(df.columns[: len(COLUMNS)]) == COLUMNS
+    assert df["L"].tolist() == [2, 2, 2, 2, 3, 3, 3, 3]  # shortest first
+    failed = df[df["status"].str.startswith("failed")]
+    assert len(failed) == 2 and (failed["alpha_c_status"] == failed["status"]).all()
+    assert (
+        df.loc[df["status"] == "computed", "spinodal_positional_status"] == ("no positional branch")
+    ).all()
+    CALLS.clear()
+    with pytest.warns(UserWarning):  # the failed points are retried, and fail again
+        again = scaling_table([2, 3], [0.3, 0.5], ["linear", "simplex"], store=store)
+    assert sorted(CALLS) == [(3, 0.5, "linear"), (3, 0.5, "simplex")]
+    pd.testing.assert_frame_equal(df.drop(columns="seconds"), again.drop(columns="seconds"))
+
+
+def test_time_limit_marks_lengths_not_started(fake, tmp_path, monkeypatch):
+    clock = iter([0.0, 0.0, 100.0, 100.0, 100.0])
+    monkeypatch.setattr(scaling_module.time, "monotonic", lambda: next(clock))
+    df = scaling_table([2, 4, 5], [0.3], time_limit=50, store=tmp_path / "s.sqlite")
+    assert CALLS == [(2, 0.3, "linear")]
+    late = df[df["L"] > 2]
+    assert late["status"].str.startswith("not computed: the time limit of 50 s").all()
+    assert late["alpha_l_status"].str.startswith("not computed").all()
+    assert np.isnan(late["alpha_c"]).all()
+
+
+def test_bad_settings_before_any_work(fake):
+    for kwargs, name in [
+        (dict(num=2), "num"),
+        (dict(points=1000), "points"),
+        (dict(alpha_min=3.0, alpha_max=2.0), "alpha_min"),
+        (dict(randomisations=1), "randomisations"),
+        (dict(sigma=0.0), "sigma"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            scaling_table([2], [0.3], **kwargs)
+    with pytest.raises(ValueError, match="encodings"):
+        scaling_table([2], [0.3], ["circle"])
+    assert CALLS == []
+
+
+def test_figure_draws_missing_quantities(fake, tmp_path):
+    from attnphase.figures.scaling import missing_notes, scaling_figure
+
+    with pytest.warns(UserWarning):
+        df = scaling_table([2, 3], [0.3, 0.5], ["linear", "simplex"])
+    scaling_figure(df, tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 0 and (tmp_path / "f.pdf").exists()
+    notes = missing_notes(df)
+    assert any("spinodal_positional missing" in n and "no positional branch" in n for n in notes)

@@ -7,7 +7,7 @@ The public API, importable from here:
   integration method `GaussHermite` or `QMC`, returning `TheoryResult`; `ConvergenceError`,
   `NonConvergenceWarning`; `with_stability`; the linear baseline `linear_test_error`;
 - the transitions alpha_c, alpha_l and the spinodals: `find_transitions` (`Transitions`) and
-  `transition_table`;
+  `transition_table`; against the sequence length: `family_model` and `scaling_table`;
 - finite-d experiments (load torch on first use): `SimConfig`, `simulate`, `run_gamp`,
   `probe_landscape`, `trust_map`, and the histogram task `HistogramConfig`, `run_histogram`,
   `mechanism_scores`.
@@ -23,6 +23,7 @@ from .params import STANDARD_A, Mixture, ModelParams, Tied, Untied
 
 if TYPE_CHECKING:
     from .gamp import run_gamp
+    from .scaling import family_model, scaling_table
     from .histogram import HistogramConfig, mechanism_scores, run_histogram
     from .sim import SimConfig, simulate
     from .theory import (
@@ -57,6 +58,8 @@ _LAZY = {
     "Transitions": "transitions",
     "find_transitions": "transitions",
     "transition_table": "transitions.table",
+    "family_model": "scaling",
+    "scaling_table": "scaling",
     "with_stability": "validity.stability",
     "SimConfig": "sim",
     "simulate": "sim",
@@ -90,6 +93,8 @@ __all__ = [
     "linear_test_error",
     "solve",
     "transition_table",
+    "family_model",
+    "scaling_table",
     "with_stability",
     "SimConfig",
     "simulate",

@@ -31,6 +31,12 @@ from attnphase.gamp import run_gamp
 from attnphase.gamp.problem import build_problem
 p, cpu = ModelParams(), torch.device("cpu")
 run_gamp(p, 50, 1.5, max_iter=2, n_test=10, device="cpu")  # compile the prox kernel
+try:  # and the back-projection kernel, where the tree has one
+    from attnphase.gamp.passes import back_project_once
+    ones = torch.ones(4, 2, 8, dtype=torch.float64)
+    back_project_once(ones, ones[..., :2].contiguous())
+except ImportError:
+    pass
 """
 
 VS_LBFGS = (

@@ -44,6 +44,9 @@ class Anderson:
         dF = torch.stack(self.dF, 1)  # (N, k)
         dX = torch.stack(self.dX, 1)
         A = dF.T @ dF
-        A = A + RIDGE * A.diagonal().max() * torch.eye(A.shape[0], dtype=A.dtype)
+        scale = float(A.diagonal().max())
+        if not 0.0 < scale < float("inf"):  # no change left (or none finite): the plain step
+            return gx
+        A = A + RIDGE * scale * torch.eye(A.shape[0], dtype=A.dtype, device=A.device)
         gamma = torch.linalg.solve(A, dF.T @ f)  # normal equations of argmin |f - dF gamma|
         return gx - (dX + dF) @ gamma

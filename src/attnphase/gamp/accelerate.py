@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-MEMORY = 5  # differences kept
+MEMORY = 10  # differences kept (d = 1000, alpha 2: 111, 87, 76, 72 iterations at 2, 5, 10, 20)
 RIDGE = 1e-10  # relative Tikhonov term of the least-squares problem for gamma
 
 

@@ -15,7 +15,7 @@ takes as long as one pass per column), and each sample's prox minimiser is follo
 basin by Newton from its linear prediction h_prev + J (w - w_prev) (1-2 Newton steps, against
 ~50 us a sample for the global search). The global prox still runs every `check_every`
 iterations, after any step in which a minimiser switched basin, and for the step that leads to
-any stop; and the damped steps are Anderson-mixed (`accelerate`: 175 -> 90 iterations at
+any stop; and the damped steps are Anderson-mixed (`accelerate`: 175 -> 81 iterations at
 d = 500, seed 0), history dropped at any basin switch. A stop counts only when the step that
 led to it was a plain damped step with the global prox, so the fixed point and the stopping
 rules are those of the unapproximated algorithm (tests/gamp/test_speed.py). Before the tail

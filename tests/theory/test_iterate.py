@@ -97,3 +97,42 @@ def test_singular_jacobian_falls_back_to_damped_steps():
         jacobian=np.zeros((2, 2)),
     )
     assert rep.converged and rep.chord_failed
+
+
+class _TwoModes:
+    """F(x) = A x + b globally; the local mode follows a stale branch whose constant is b + shift
+    until a global evaluation has been made at the current branch (as a node's prox follows its
+    previous minimiser until the full search moves it)."""
+
+    def __init__(self, shift):
+        self.local, self.shift, self.global_calls = False, np.asarray(shift, float), 0
+
+    def step(self, x):
+        if self.local:
+            return _linear_map(x)[0] + self.shift, "local"
+        self.global_calls += 1
+        self.shift = 0.5 * self.shift  # the full search moves some nodes to the new minimum
+        return _linear_map(x)[0], "global"
+
+
+def test_checked_iteration_ends_at_the_global_maps_fixed_point():
+    """A local mode with a different fixed point: every check fails until the shift is below
+    tol; the answer is the global map's fixed point and the aux its global evaluation."""
+    from attnphase.theory.iterate import iterate_checked
+
+    fmap = _TwoModes([1e-3, -1e-3])
+    kw = {"admissible": lambda x: True, "damping": 0.5, "tol": 1e-9, "anderson": 2}
+    rep = iterate_checked(fmap, np.zeros(2), **kw)
+    assert rep.converged and rep.aux == "global"
+    np.testing.assert_allclose(rep.x, _exact(), rtol=1e-8)
+    assert fmap.global_calls >= 2  # the first check failed (a bug accepting it fails here)
+
+
+def test_checked_iteration_accepts_an_exact_local_mode_with_one_check():
+    from attnphase.theory.iterate import iterate_checked
+
+    fmap = _TwoModes([0.0, 0.0])
+    kw = {"admissible": lambda x: True, "damping": 0.5, "tol": 1e-10, "anderson": 2}
+    rep = iterate_checked(fmap, np.zeros(2), **kw)
+    assert rep.converged and fmap.global_calls == 1 and rep.aux == "global"
+    np.testing.assert_allclose(rep.x, _exact(), rtol=1e-9)

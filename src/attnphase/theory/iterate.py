@@ -7,18 +7,22 @@ Convergence: every component must satisfy |F(x)_i - x_i| <= tol * (|x_i| + atol)
 Given an approximate Jacobian J of g(x) = F(x) - x, the iteration takes quasi-Newton steps
 x_new = x - J^{-1} g(x), improving J by Broyden's update (in the norm weighted by the variable
 scales), while they shrink the residual at least twofold; otherwise it falls back to
-Anderson/damped steps.
+Anderson/damped steps. `iterate_checked` iterates a map whose integrands have a cheap local
+mode and checks the end point in global mode.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Generic, TypedDict, TypeVar
+from dataclasses import dataclass, replace
+from typing import Generic, Protocol, TypedDict, TypeVar
 
 import numpy as np
 
 Aux = TypeVar("Aux")
+AuxOut = TypeVar("AuxOut", covariant=True)
+ATOL = 1e-8  # absolute floor of the variable scales in the convergence test
+CHECK_ROUNDS = 4  # local iterations ended by a failed global check before iterating globally
 
 
 class InadmissibleStep(ArithmeticError):
@@ -65,6 +69,11 @@ def _anderson_candidate(
     return x + beta * g - (dX + beta * dG) @ gamma
 
 
+def relative_residual(x: np.ndarray, fx: np.ndarray, atol: float = ATOL) -> float:
+    """max_i |F(x)_i - x_i| / (|x_i| + atol), the residual `iterate` compares with tol."""
+    return float(np.max(np.abs(fx - x) / (np.abs(x) + atol)))
+
+
 def iterate(
     step: Callable[[np.ndarray], tuple[np.ndarray, Aux]],
     x0: np.ndarray,
@@ -72,7 +81,7 @@ def iterate(
     admissible: Callable[[np.ndarray], bool],
     damping: float = 0.8,
     tol: float = 1e-7,
-    atol: float = 1e-8,
+    atol: float = ATOL,
     max_iter: int = 500,
     anderson: int = 0,
     max_backtracks: int = 8,
@@ -104,7 +113,7 @@ def iterate(
     for it in range(1, max_iter + 1):
         g = fx - x
         scale = np.abs(x) + atol
-        res = float(np.max(np.abs(g) / scale))
+        res = relative_residual(x, fx, atol)
         residuals.append(res)
         if last_chord is not None:
             # Broyden's good update, weighted by the variable scales
@@ -167,6 +176,50 @@ def iterate(
     return FixedPointReport(
         x, aux, False, max_iter, tuple(residuals), "maximum iterations reached", chord_failed, J
     )
+
+
+class LocalGlobalMap(Protocol[AuxOut]):
+    """A map F with a cheap local mode: `step` as in `iterate`; with `local` True it may follow
+    each integrand's previous solution instead of searching for the global one (the prox of
+    docs/theory.md §6 and §7.1), exact until a global minimiser jumps."""
+
+    local: bool
+
+    def step(self, x: np.ndarray) -> tuple[np.ndarray, AuxOut]: ...
+
+
+def iterate_checked(fmap: LocalGlobalMap[Aux], x: np.ndarray, **kw) -> FixedPointReport[Aux]:
+    """`iterate` (keywords `kw`, tol among them) on the map in its local mode, then one global
+    evaluation at the end point: the fixed point is accepted when that residual meets tol too,
+    and its aux is the global evaluation's. Otherwise the local iteration resumes there (the
+    integrands now following the global solutions); after CHECK_ROUNDS failed checks, or when
+    a local iteration fails other than by its maximum of iterations, the map is iterated in
+    global mode (from the last checked point, or from x). A local iteration that reaches its
+    maximum of iterations ends there, with the global evaluation's aux."""
+    start, iterations = x, 0
+    residuals: tuple[float, ...] = ()
+    for _ in range(CHECK_ROUNDS):
+        fmap.local = True
+        rep = iterate(fmap.step, x, **kw)
+        fmap.local = False
+        iterations, residuals = iterations + rep.iterations, residuals + rep.residuals
+        if not rep.converged and rep.status != "maximum iterations reached":
+            x = start
+            break
+        try:
+            fx, aux = fmap.step(rep.x)
+        except InadmissibleStep:
+            break
+        res = relative_residual(rep.x, fx)
+        iterations, residuals = iterations + 1, residuals + (res,)
+        if res <= kw["tol"] or not rep.converged:
+            converged = rep.converged and res <= kw["tol"]
+            return replace(
+                rep, aux=aux, iterations=iterations, residuals=residuals, converged=converged
+            )
+        x, start, kw = rep.x, rep.x, {**kw, "jacobian": rep.jacobian}
+    rep = iterate(fmap.step, x, **kw)
+    return replace(rep, iterations=iterations + rep.iterations, residuals=residuals + rep.residuals)
 
 
 def residual_jacobian(

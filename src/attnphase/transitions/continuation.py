@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .newton import newton_broyden
+from .newton import checked_solve
 
 MAX_HALVINGS = 4
 NEWTON_TOL = 1e-10  # the corrector's step tolerance (an engine whose map repeats only to ~1e-9,
@@ -117,7 +117,7 @@ class LineFollower:
         evals, s_try, halvings = 0, s, 0
         while True:
             system = self.make(s_try)
-            rep = newton_broyden(
+            rep = checked_solve(
                 system, _predict(self.history, s_try, self.z0), self.J, tol=self.tol
             )
             evals += system.evaluations
@@ -170,5 +170,5 @@ def solve_root(
 ) -> tuple[float, int]:
     """(alpha of the root of `system` from z, or NaN, and the evaluations it took): the check
     of a root at another accuracy."""
-    rep = newton_broyden(system, z, J)
+    rep = checked_solve(system, z, J)
     return (float(rep.z[-1]) if rep.converged else math.nan), system.evaluations

@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from .continuation import NEWTON_TOL, DefiningSystem, LinePoint, ended_point
-from .newton import newton_broyden
+from .newton import checked_solve
 
 FOLD_RATIO = 2**0.5  # spacing of the samples of alpha(t) in the fold search
 FOLD_SAMPLES = 16
@@ -75,7 +75,7 @@ class _AlphaOfT:
         if len(near) == 2:  # secant in t through the two nearest solutions
             (t1, t2), (z1, z2) = near, (self.solved[near[0]], self.solved[near[1]])
             z = z1 + (z1 - z2) * (t - t1) / (t1 - t2)
-        rep = newton_broyden(system, z, self.J, tol=self.tol)
+        rep = checked_solve(system, z, self.J, tol=self.tol)
         self.evaluations += system.evaluations
         if not rep.converged:
             return math.nan

@@ -9,9 +9,11 @@ carried one stops giving progress.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+
+TOL = 1e-10  # Newton's relative step tolerance (|F| <= sqrt(TOL) at a root)
 
 
 class OffDomain(ArithmeticError):
@@ -44,7 +46,7 @@ def newton_broyden(
     z0: np.ndarray,
     jacobian: np.ndarray | None = None,
     *,
-    tol: float = 1e-10,
+    tol: float = TOL,
     max_iter: int = 25,
     rebuild_after: int = 4,
 ) -> NewtonReport:
@@ -125,3 +127,33 @@ def newton_broyden(
             J, fresh = fd_jacobian(f, z, fz), True
             stale, rebuilt_at_floor = 0, res <= floor
     return NewtonReport(z, J, False, evals, float(np.linalg.norm(fz)), "maximum iterations reached")
+
+
+def checked_solve(system, z0: np.ndarray, jacobian: np.ndarray | None = None, **kw) -> NewtonReport:
+    """`newton_broyden` (keywords `kw`) on `system` with its branch maps in local mode (each
+    integrand's prox follows its previous minimiser: a smooth residual, several times cheaper
+    to evaluate), then the residual at the root in global mode: the root stands when that is
+    within the converged bound sqrt(tol) too. Otherwise, or when the local solve fails, the
+    solve is repeated in global mode (from the local root, or from z0). Systems without
+    `branch_maps` are solved as they are."""
+    maps = getattr(system, "branch_maps", ())
+    if not maps:
+        return newton_broyden(system, z0, jacobian, **kw)
+    for m in maps:
+        m.local = True
+    try:
+        rep = newton_broyden(system, z0, jacobian, **kw)
+    finally:
+        for m in maps:
+            m.local = False
+    floor = np.sqrt(kw.get("tol", TOL))
+    if rep.converged:
+        try:
+            residual = float(np.linalg.norm(system(rep.z)))
+        except OffDomain:
+            residual = np.inf
+        if residual <= floor:
+            return replace(rep, evaluations=rep.evaluations + 1, residual=residual)
+        z0, jacobian = rep.z, rep.jacobian
+    again = newton_broyden(system, z0, jacobian, **kw)
+    return replace(again, evaluations=rep.evaluations + again.evaluations)

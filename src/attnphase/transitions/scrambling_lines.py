@@ -82,6 +82,7 @@ class ScramblingBranchMap(CachedBranchMap):
             what = "theta" if self.branch == "semantic" else "M"
             raise OffDomain(f"{self.branch} branch collapsed ({what} -> 0)")
         fmap = QMCMap(alpha, self.p, self.channel, self.keep)
+        fmap.local = self.local
         self.channel._warm = self._warm
         try:
             fx, (h, m) = fmap.step(x)
@@ -89,6 +90,7 @@ class ScramblingBranchMap(CachedBranchMap):
             raise OffDomain(f"{self.branch}: {err} at alpha {alpha:.6g}") from None
         finally:
             self._warm = self.channel._warm
+            fmap.local = False
         obs = fixed_point_observables(self.layout.unpack(x), h, m, alpha, self.p, fmap.lam)
         return (fx - x)[self.free], obs["train_loss"], obs["test_error"]
 

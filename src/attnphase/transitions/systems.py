@@ -38,9 +38,12 @@ class CachedBranchMap(ABC):
     `evaluations` (SE map evaluations; cache hits not counted) and `evaluate`, which caches
     the last CACHE_SIZE results (finite differences of a system perturb one branch at a
     time). Engines implement `_evaluate(xf, alpha)`, which raises OffDomain where the order
-    parameter is below `on_branch`, its integration method's (the branch collapsed)."""
+    parameter is below `on_branch`, its integration method's (the branch collapsed). With
+    `local` True the engine's prox follows each integrand's previous minimiser (the local
+    mode of `theory.iterate.iterate_checked`); the cache keeps the two modes apart."""
 
     on_branch = GaussHermite.on_branch
+    local = False
 
     def __init__(self, branch: str, keep: np.ndarray, order_index: int):
         self.branch = branch
@@ -57,7 +60,7 @@ class CachedBranchMap(ABC):
 
     def evaluate(self, xf: np.ndarray, alpha: float) -> tuple[np.ndarray, float, float]:
         """(G on the free components, training loss -Phi, test error) at x, alpha."""
-        key = np.append(xf, alpha).tobytes()
+        key = np.append(xf, alpha).tobytes() + bytes([self.local])
         if key not in self._cache:
             self.evaluations += 1
             self._cache[key] = self._evaluate(np.asarray(xf, dtype=float), float(alpha))
@@ -91,6 +94,7 @@ class BranchMap(CachedBranchMap):
         if self.branch == "positional" and abs(x[1]) < self.on_branch:
             raise OffDomain("positional branch collapsed (m -> 0)")
         engine = GaussHermiteMap(alpha, p, self.integ, "ibp", pinned_overlaps(self.branch, p))
+        engine.local = self.local
         try:
             fx, (h, mom) = engine.step(x)
         except InadmissibleStep as err:
@@ -109,6 +113,7 @@ class CrossingSystem:
     def __init__(self, semantic, positional):
         self.sem, self.pos = semantic, positional
         self.ns = self.sem.free.size
+        self.branch_maps = (semantic, positional)
 
     @property
     def evaluations(self) -> int:
@@ -137,6 +142,7 @@ class LinearSystem:
 
     def __init__(self, branch_map, eps_lin: float):
         self.map, self.eps_lin = branch_map, eps_lin
+        self.branch_maps = (branch_map,)
 
     @property
     def evaluations(self) -> int:
@@ -165,6 +171,7 @@ class BranchAtOrder:
 
     def __init__(self, branch_map, t: float):
         self.map, self.t = branch_map, t
+        self.branch_maps = (branch_map,)
         self.slot = branch_map.order_slot
         self.t_min = 3 * branch_map.on_branch  # the smallest t its map evaluates
 

@@ -21,7 +21,7 @@ from numba import prange
 from ..._core.jit import njit_cached
 from ..._core.quadrature import gauss_hermite
 from ...ops.softmax2 import reduced_loss, softmax_diag, target_centres
-from ...prox.closed_form import GTOL, MAX_NEWTON, node_prox
+from ...prox.closed_form import GTOL, MAX_NEWTON, newton_minimise, node_prox
 from ..overlaps import Hats, Overlaps
 
 
@@ -76,11 +76,14 @@ def _moments_kernel(
     A,
     warm,
     use_warm,
+    search,
 ):
     """Partial sums of the integrands, one row per (xi_1, xi_2) pair (summed by the caller in a
     fixed order, so results do not depend on the number of threads). Node pairs carry a
     multiplicity (1, or 2 for a pair standing for its mirror image under a symmetry); row k
-    visits the first ycount[k] y pairs (sorted by decreasing weight, see `_PRUNE`)."""
+    visits the first ycount[k] y pairs (sorted by decreasing weight, see `_PRUNE`). search
+    False (with warm starts): the prox is the local minimiser reached from the warm start alone
+    (`ChannelIntegrator.moments`, local)."""
     sq = math.sqrt(q)
     v = math.sqrt(rho - theta * theta / q)
     c_ww = rho / (q * v * v)
@@ -102,9 +105,13 @@ def _moments_kernel(
             hs1 = theta / sq * x1 + v * y1
             hs2 = theta / sq * x2 + v * y2
             c1, c2 = target_centres(hs1, hs2, omega, a11, a12, a21, a22)
-            h1, h2, env = node_prox(
-                w1, w2, V, c1, c2, sigma2, warm[k, j, 0], warm[k, j, 1], use_warm, GTOL, MAX_NEWTON
-            )
+            u1, u2 = warm[k, j, 0], warm[k, j, 1]
+            if search or not use_warm:
+                h1, h2, env = node_prox(
+                    w1, w2, V, c1, c2, sigma2, u1, u2, use_warm, GTOL, MAX_NEWTON
+                )
+            else:
+                h1, h2, env = newton_minimise(u1, u2, w1, w2, V, c1, c2, sigma2, GTOL, MAX_NEWTON)
             warm[k, j, 0] = h1
             warm[k, j, 1] = h2
             g1 = (h1 - w1) / V
@@ -212,11 +219,16 @@ class ChannelIntegrator:
         A: np.ndarray,
         swap_symmetric: bool = False,
         flip_symmetric: bool = False,
+        local: bool = False,
     ) -> ChannelMoments:
         """All channel expectations at the overlaps (q, m, V, theta).
 
         The symmetry flags are the caller's promise that m = 0 with a swap-symmetric A
-        (swap_symmetric) or theta = 0 (flip_symmetric); they halve the grid each.
+        (swap_symmetric) or theta = 0 (flip_symmetric); they halve the grid each. local: once
+        warm starts exist, each node's prox is the minimiser Newton reaches from its warm
+        start, without the global search over the analytic starts (several times cheaper;
+        exact as long as no node's global minimiser has jumped to another local minimum, which
+        the caller checks with a global evaluation, see `theory.gauss_hermite.engine`).
         """
         if swap_symmetric and m != 0.0:
             raise ValueError(f"swap symmetry needs m = 0, got m={m}")
@@ -244,6 +256,7 @@ class ChannelIntegrator:
             np.ascontiguousarray(A, dtype=np.float64).ravel(),
             warm,
             key in self._has_warm,
+            not local,
         )
         self._has_warm.add(key)
         total = out.sum(axis=0)

@@ -16,7 +16,13 @@ import numpy as np
 from ...params import ModelParams
 from ..baseline import linear_test_error
 from ..branches import follow_branch
-from ..iterate import InadmissibleStep, StageOptions, iterate, residual_jacobian
+from ..iterate import (
+    InadmissibleStep,
+    StageOptions,
+    iterate,
+    iterate_checked,
+    residual_jacobian,
+)
 from ..method import GaussHermite
 from ..overlaps import Hats, MatrixOverlaps, Overlaps, scalar_free_entropy, scalar_overlaps
 from ..result import ConvergenceError, NonConvergenceWarning, TheoryResult
@@ -67,7 +73,8 @@ def pinned_overlaps(branch: str, p: ModelParams) -> tuple[bool, bool]:
 
 class GaussHermiteMap:
     """The state-evolution map (q, m, V, theta) -> overlaps(hats(...)) at fixed alpha, with the
-    pinned components of (m, theta) held at zero."""
+    pinned components of (m, theta) held at zero. local: each node's prox from its warm start
+    alone (`ChannelIntegrator.moments`); the global search otherwise."""
 
     def __init__(
         self,
@@ -80,6 +87,7 @@ class GaussHermiteMap:
         self.alpha, self.p, self.integ, self.estimator = alpha, p, integ, estimator
         self.pinned = pinned
         self.keep = np.array([1.0, 0.0 if pinned[0] else 1.0, 1.0, 0.0 if pinned[1] else 1.0])
+        self.local = False
 
     def moments(self, o: Overlaps) -> ChannelMoments:
         p = self.p
@@ -94,6 +102,7 @@ class GaussHermiteMap:
             A=p.A_array,
             swap_symmetric=self.pinned[0],
             flip_symmetric=self.pinned[1],
+            local=self.local,
         )
 
     def step(self, x: np.ndarray) -> tuple[np.ndarray, tuple[Hats, ChannelMoments]]:
@@ -151,9 +160,11 @@ class _Ladder:
     the Jacobian of the residual map reused along a learning curve.
 
     coarse: damped iterations of a cold start (docs/theory.md §6); mid (half the xi order, a quarter
-    of the nodes): Anderson to a loose tolerance and the finite-difference Jacobian; full: chord
-    Newton steps with that Jacobian (Anderson when they stall); check: the same at the check
-    order from the converged point, for the errors.
+    of the nodes): Anderson to a loose tolerance and the finite-difference Jacobian, with the
+    local prox; full: chord Newton steps with that Jacobian (Anderson when they stall); check:
+    the same at the check order from the converged point, for the errors. The coarse, full and
+    check stages iterate with the local prox and check their end point with the global one
+    (`iterate_checked`).
     """
 
     def __init__(self, method: GaussHermite):
@@ -197,18 +208,19 @@ def _solve_with(
     iterations = 0
     if cold:
         ladder.jacobian = None
-        pre = iterate(
-            GaussHermiteMap(alpha, p, ladder.coarse, estimator, pinned).step,
+        pre = iterate_checked(
+            GaussHermiteMap(alpha, p, ladder.coarse, estimator, pinned),
             x,
             tol=max(tol, 1e-4),
             anderson=0,
-            **kw,
+            **{**kw, "max_iter": min(max_iter, COARSE_MAX_ITER)},
         )
         iterations += pre.iterations
         if pre.aux is not None and admissible(pre.x, p.rho):
             x = pre.x
         ladder.full.reset()
     if ladder.jacobian is None:
+        mid.local = True  # a preparation (start and Jacobian) of the full order's checked solve
         pre = iterate(mid.step, x, tol=max(tol, 1e-5), anderson=anderson, **kw)
         iterations += pre.iterations
         if pre.aux is not None and admissible(pre.x, p.rho):
@@ -219,7 +231,7 @@ def _solve_with(
             except InadmissibleStep:  # a difference step crossed q rho = theta^2 (alpha >> 1)
                 ladder.jacobian = None
             iterations += 1 + int(np.sum(engine.keep))
-    rep = iterate(engine.step, x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw)
+    rep = iterate_checked(engine, x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw)
     ladder.jacobian = None if rep.chord_failed else rep.jacobian
     rep = dataclasses.replace(rep, iterations=iterations + rep.iterations)
     if not rep.converged:
@@ -235,8 +247,8 @@ def _solve_with(
     errors = None
     if check and rep.converged:
         at_check = GaussHermiteMap(alpha, p, ladder.check, estimator, pinned)
-        crep = iterate(
-            at_check.step, rep.x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw
+        crep = iterate_checked(
+            at_check, rep.x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw
         )
         if crep.converged and crep.aux is not None:
             errors = _order_difference(

@@ -5,7 +5,10 @@ scrambled Sobol sequence (scipy.stats.qmc) mapped through the normal quantile, t
 their antithetic images z -> -z. The points are fixed for the integrator's lifetime, so the map
 overlaps -> expectations is deterministic and a fixed-point solver can converge it; independent
 scramblings (seeds) give independent estimates, whose spread is the integration error.
-The global prox of every point is warm-started from its previous minimiser.
+The global prox of every point is warm-started from its previous minimiser; in local mode
+(`QMCChannel.local`) that warm start is its only start, and the first evaluation runs the
+analytic starts without the probe (several times cheaper; exact until a point's global
+minimiser jumps or hides from those starts, which the solver checks with a global evaluation).
 With a `Mixture` (correlated tokens, `mixture.py`) the points are repeated once per label
 sequence, each copy with that sequence's encodings and weighted by its probability.
 """
@@ -63,6 +66,7 @@ class QMCChannel:
             prob = label_law(mixture.clusters, L, mixture.label_correlation)[1]
             self.weights = np.repeat(prob, self.n_points) / self.n_points
         self._warm: np.ndarray | None = None
+        self.local = False
 
     @property
     def n_points(self) -> int:
@@ -123,7 +127,8 @@ class QMCChannel:
         omega: float,
         A: np.ndarray,
     ) -> MatrixMoments:
-        """All expectations of §7.2-§7.4 at the overlaps o (averages over the points)."""
+        """All expectations of §7.2-§7.4 at the overlaps o (averages over the points); in local
+        mode each point's prox is the minimiser reached from its previous one."""
         import torch  # the prox takes tensors; loaded on first use, not with attnphase
 
         s2 = sigma**2
@@ -133,14 +138,21 @@ class QMCChannel:
         cst = 0.5 * s2 * (T * T).sum((-1, -2))
         L = self.L
         Vinv = np.linalg.inv(o.V)
+        warm = self._warm
+        if not self.local:
+            starts, probe = self.starts(w, hstar, o), PROBE
+        elif warm is None:
+            starts, probe = self.starts(w, hstar, o), 0
+        else:
+            starts, probe = warm[:, None], 0
         res = global_prox(
             torch.from_numpy(w),
             torch.from_numpy(Vinv),
             torch.from_numpy(s2 * np.eye(L)),
             torch.from_numpy(s2 * T),
             torch.from_numpy(cst),
-            torch.from_numpy(self.starts(w, hstar, o)),
-            probe=PROBE,
+            torch.from_numpy(np.ascontiguousarray(starts)),
+            probe=probe,
             variant=self.variant,
         )
         h = res.h.numpy()

@@ -21,7 +21,7 @@ from ...params import TIED, Mixture, ModelParams, Tied, Untied, Variant
 from .. import overlaps as ge
 from ..baseline import linear_test_error_qmc
 from ..branches import follow_branch
-from ..iterate import InadmissibleStep, StageOptions, iterate
+from ..iterate import InadmissibleStep, StageOptions, iterate_checked
 from ..method import QMC
 from ..result import HAT_KEYS, OVERLAP_KEYS, TheoryResult
 from .channel import QMCChannel
@@ -294,6 +294,15 @@ class QMCMap:
         self.isotropic = self.layout.pins_M_and_theta(keep)
         self.rho = p.sigma**2 * np.eye(p.teacher_rank)
 
+    @property
+    def local(self) -> bool:
+        """The channel's local mode (`QMCChannel.local`)."""
+        return self.channel.local
+
+    @local.setter
+    def local(self, value: bool) -> None:
+        self.channel.local = value
+
     def admissible(self, x: np.ndarray) -> bool:
         return admissible(self.layout.unpack(x), self.rho)
 
@@ -415,7 +424,7 @@ def solve_one(
                 **kw,
                 "damping": COARSE_DAMPING.get(branch, COARSE_DAMPING_DEFAULT),
             }
-            pre = iterate(rough.step, defined_start(rough, x, layout), tol=1e-3, **damped)
+            pre = iterate_checked(rough, defined_start(rough, x, layout), tol=1e-3, **damped)
             iterations += pre.iterations
             if pre.converged:
                 break
@@ -426,14 +435,14 @@ def solve_one(
             if not pre.converged and collapsed(layout, x, branch):
                 keep = layout.mask("trivial")
                 x, fine = x * keep, QMCMap(alpha, p, channel, keep)
-    rep = iterate(fine.step, x, tol=tol, anderson=anderson, **kw)
+    rep = iterate_checked(fine, x, tol=tol, anderson=anderson, **kw)
     iterations += rep.iterations
     if not rep.converged and rep.aux is not None and collapsed(layout, rep.x, branch):
         # the branch's order parameter decays geometrically to zero, which a relative
         # convergence test never accepts: finish on the trivial manifold
         keep = layout.mask("trivial")
         fine = QMCMap(alpha, p, channel, keep)
-        rep = iterate(fine.step, rep.x * keep, tol=tol, anderson=anderson, **kw)
+        rep = iterate_checked(fine, rep.x * keep, tol=tol, anderson=anderson, **kw)
         iterations += rep.iterations
     if rep.aux is None or not (rep.converged or rep.status == "maximum iterations reached"):
         return Solution(None, None, {}, False, iterations, rep.residuals, rep.status)

@@ -1,0 +1,153 @@
+"""The speed table: each row's workload timed on the baseline revision and on this tree in one
+run (`baseline.compare`), printing baseline, new figure and their ratio (above 1: faster now).
+
+Rows (the default accuracy everywhere unless said):
+  exact-cold      an exact L = 2 fixed point solved cold at alpha 1.5, semantic and positional
+                  (after compilation: a first solve at another alpha)
+  exact-warm      one point of a warm-started L = 2 learning curve (21 alphas 0.5..2.5, mean)
+  qmc-l3          a QMC L = 3 semantic fixed point at alpha 2, cold, and warm (the second
+                  point of a learning curve at alpha 2, 2.05, less a cold solve's time)
+  qmc-l3-pos      a QMC L = 3 positional fixed point at alpha 0.8 at tolerance 1e-3
+  qmc-l4          a QMC L = 4 semantic fixed point at alpha 2 (A_4(0.6))
+  spinodal        map evaluations of the semantic spinodal at omega 0.3
+  lines           the alpha_c and alpha_l lines at 20 omegas in 0.02..0.5
+
+    python benchmarks/bench_speed.py [ROW ...] [--baseline REV]
+
+Both trees run in fresh interpreters one after the other, so the machine's load moves both
+figures alike; the load average is printed before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import textwrap
+
+from baseline import BASELINE, compare
+
+PRELUDE = """
+import json, time, warnings
+warnings.simplefilter("ignore")
+import numpy as np
+from attnphase import ModelParams, solve, learning_curve, QMC
+"""
+
+L3 = "A=((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6))"
+A4 = "A=tuple(tuple(0.6 if i == j else 0.4 / 3 for j in range(4)) for i in range(4))"
+
+ROWS: dict[str, list[tuple[str, str]]] = {
+    "exact-cold": [
+        (
+            f"exact L=2 cold, {branch}",
+            f"""
+p = ModelParams()
+solve(1.0, p, branch="{branch}")
+t = time.perf_counter(); r = solve(1.5, p, branch="{branch}")
+print(json.dumps({{"seconds": time.perf_counter() - t, "q": r.q}}))
+""",
+        )
+        for branch in ("semantic", "positional")
+    ],
+    "exact-warm": [
+        (
+            "exact L=2 warm curve point (mean of 21)",
+            """
+p = ModelParams()
+solve(1.0, p, branch="semantic")
+alphas = list(np.linspace(0.5, 2.5, 21))
+t = time.perf_counter(); c = learning_curve(alphas, p, branch="semantic")
+t1 = time.perf_counter() - t
+t = time.perf_counter(); solve(0.5, p, branch="semantic"); cold = time.perf_counter() - t
+print(json.dumps({"seconds": (t1 - cold) / 20, "q": c[-1].q}))
+""",
+        )
+    ],
+    "qmc-l3": [
+        (
+            "QMC L=3 semantic alpha 2, cold",
+            f"""
+p = ModelParams({L3})
+solve(2.0, p, branch="semantic", method=QMC(points=256, randomisations=2))
+t = time.perf_counter(); r = solve(2.0, p, branch="semantic")
+print(json.dumps({{"seconds": time.perf_counter() - t, "q": float(r.q[0, 0])}}))
+""",
+        ),
+        (
+            "QMC L=3 semantic, warm curve point (alpha 2.05 after 2)",
+            f"""
+p = ModelParams({L3})
+solve(2.0, p, branch="semantic", method=QMC(points=256, randomisations=2))
+t = time.perf_counter(); solve(2.0, p, branch="semantic"); cold = time.perf_counter() - t
+t = time.perf_counter(); c = learning_curve([2.0, 2.05], p, branch="semantic")
+both = time.perf_counter() - t
+print(json.dumps({{"seconds": both - cold, "q": float(c[-1].q[0, 0])}}))
+""",
+        ),
+    ],
+    "qmc-l3-pos": [
+        (
+            "QMC L=3 positional alpha 0.8, tol 1e-3",
+            f"""
+p = ModelParams({L3})
+solve(0.8, p, branch="positional", method=QMC(points=256, randomisations=2))
+t = time.perf_counter(); r = solve(0.8, p, branch="positional", tol=1e-3)
+print(json.dumps({{"seconds": time.perf_counter() - t, "q": float(r.q[0, 0])}}))
+""",
+        )
+    ],
+    "qmc-l4": [
+        (
+            "QMC L=4 semantic alpha 2",
+            f"""
+p = ModelParams({A4})
+solve(2.0, p, branch="semantic", method=QMC(points=256, randomisations=2))
+t = time.perf_counter(); r = solve(2.0, p, branch="semantic")
+print(json.dumps({{"seconds": time.perf_counter() - t, "q": float(r.q[0, 0])}}))
+""",
+        )
+    ],
+    "spinodal": [
+        (
+            "spinodal (semantic) at omega 0.3: map evaluations",
+            """
+from attnphase.transitions.lines import transition_lines
+t = time.perf_counter()
+res = transition_lines(ModelParams(), [0.3], names=["spinodal_semantic"])
+pt = res["spinodal_semantic"][0]
+print(json.dumps({"evaluations": pt.evaluations, "seconds": time.perf_counter() - t,
+                  "alpha": pt.alpha}))
+""",
+        )
+    ],
+    "lines": [
+        (
+            "alpha_c and alpha_l lines, 20 omegas 0.02..0.5",
+            """
+from attnphase.transitions.lines import transition_lines
+omegas = list(np.linspace(0.02, 0.5, 20))
+t = time.perf_counter()
+res = transition_lines(ModelParams(), omegas, names=["alpha_c", "alpha_l"])
+print(json.dumps({"seconds": time.perf_counter() - t, "alpha_c": res["alpha_c"][14].alpha}))
+""",
+        )
+    ],
+}
+KEYS = {"spinodal": "evaluations"}  # rows compared by another figure than seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rows", nargs="*", default=list(ROWS), help=f"rows among {list(ROWS)}")
+    ap.add_argument("--baseline", default=BASELINE, help="baseline revision")
+    args = ap.parse_args()
+    print(f"load average before: {os.getloadavg()}")
+    for row in args.rows:
+        for name, code in ROWS[row]:
+            key = KEYS.get(row, "seconds")
+            compare(name, PRELUDE + textwrap.dedent(code), key=key, rev=args.baseline)
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -38,7 +38,7 @@ SCALING_COLUMNS = [
     "spinodal_positional_err",
     "mixed_found",
     "seconds",
-    "status",
+    "notes",
 ]
 FILES = {"table": "scaling.csv", "figure": "scaling.png", "store": "scaling.sqlite"}
 

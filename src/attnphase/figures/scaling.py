@@ -64,6 +64,7 @@ def scaling_figure(df: pd.DataFrame, path: str | Path) -> None:
                     capsize=2,
                     label=f"{name}, {family}, omega {omega:g}",
                 )
+        ax.set_xticks(sorted(int(v) for v in df["L"].unique()))
         ax.set_xlabel("sequence length L")
         ax.set_ylabel(r"$\alpha = n/d$")
         ax.set_yscale("log")

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..params import check_alpha, check_int, check_positive, check_unit_interval
@@ -32,6 +33,7 @@ COLUMNS = [  # the table's leading columns, in order
     *(c for q in QUANTITIES for c in (q, f"{q}_err", f"{q}_status")),
     "eps_lin",
     "eps_lin_err",
+    "notes",
     "mixed",
     "mixed_found",
     "mixed_global",
@@ -165,6 +167,10 @@ def _frame(rows: list[dict], settings: dict) -> pd.DataFrame:
         df[f"{q}_status"] = df[f"{q}_status"].astype(object)
         missing = df[f"{q}_status"].isna()
         df.loc[missing, f"{q}_status"] = df.loc[missing, "status"]
+    df["notes"] = [
+        "; ".join(f"{q}: {r[f'{q}_status']}" for q in QUANTITIES if not np.isfinite(r[q]))
+        for r in df.to_dict("records")
+    ]
     for k, v in settings.items():
         df[k] = v
     rest = [c for c in df if c not in COLUMNS]

@@ -23,8 +23,8 @@ from .params import STANDARD_A, Mixture, ModelParams, Tied, Untied
 
 if TYPE_CHECKING:
     from .gamp import run_gamp
-    from .scaling import family_model, scaling_table
     from .histogram import HistogramConfig, mechanism_scores, run_histogram
+    from .scaling import family_model, scaling_table
     from .sim import SimConfig, simulate
     from .theory import (
         QMC,

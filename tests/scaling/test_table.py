@@ -85,3 +85,21 @@ def test_figure_draws_missing_quantities(fake, tmp_path):
     assert (tmp_path / "f.png").stat().st_size > 0 and (tmp_path / "f.pdf").exists()
     notes = missing_notes(df)
     assert any("spinodal_positional missing" in n and "no positional branch" in n for n in notes)
+
+
+def test_interrupt_keeps_finished_lengths_and_resumes(fake, tmp_path, monkeypatch):
+    from attnphase._core.interrupt import Interrupted
+
+    def interrupted_at_three(kind, params):
+        if params["L"] == 3:
+            raise KeyboardInterrupt
+        return fake_point(kind, params)
+
+    monkeypatch.setattr(scaling_module, "evaluate_point", interrupted_at_three)
+    store = tmp_path / "s.sqlite"
+    with pytest.raises(Interrupted, match="L = 2 finished before"):
+        scaling_table([2, 3], [0.3], store=store)
+    monkeypatch.setattr(scaling_module, "evaluate_point", fake_point)
+    CALLS.clear()
+    df = scaling_table([2, 3], [0.3], store=store)
+    assert CALLS == [(3, 0.3, "linear")] and (df["status"] == "computed").all()

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._core.interrupt import Interrupted
 from ..params import check_alpha, check_int, check_positive, check_unit_interval
 from ..sweep.runner import point_id, run_points
 from ..theory import QMC
@@ -126,17 +127,14 @@ def scaling_table(
         if late:
             outcomes = None
         else:
-            outcomes = run_points(
-                [(rid, KIND, point) for rid, point in zip(ids, grid, strict=True)],
-                evaluate_point,
-                store=store,
-                backend=backend,
-                workers=workers,
-                scheduler=scheduler,
-                lease=LEASE_SECONDS,
-                progress=progress,
-                desc=f"scaling L = {L}",
-            ).outcomes
+            try:
+                outcomes = _run(L, ids, grid, store, backend, workers, scheduler, progress)
+            except Interrupted as err:
+                finished = sorted({r["L"] for r in rows})
+                before = (
+                    f"; L = {', '.join(map(str, finished))} finished before" if finished else ""
+                )
+                raise Interrupted(f"{err}{before}") from None
         for rid, point in zip(ids, grid, strict=True):
             head = {"L": L, "omega": point["omega"], "encodings": point["encodings"]}
             if outcomes is None:
@@ -156,6 +154,21 @@ def scaling_table(
 
 
 LEASE_SECONDS = 1800.0  # a point (two branches on every scrambling) can take many minutes
+
+
+def _run(L, ids, grid, store, backend, workers, scheduler, progress) -> dict:
+    """The outcomes of one length's points (`run_points`)."""
+    return run_points(
+        [(rid, KIND, point) for rid, point in zip(ids, grid, strict=True)],
+        evaluate_point,
+        store=store,
+        backend=backend,
+        workers=workers,
+        scheduler=scheduler,
+        lease=LEASE_SECONDS,
+        progress=progress,
+        desc=f"scaling L = {L}",
+    ).outcomes
 
 
 def _frame(rows: list[dict], settings: dict) -> pd.DataFrame:

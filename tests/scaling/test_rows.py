@@ -53,7 +53,7 @@ def test_committed_three_tokens_row_against_the_findings():
 
 @pytest.mark.slow
 def test_two_tokens_row_recomputed():
-    """~10 min on 2 shared cores (8 alphas, both Gauss-Hermite orders): the L = 2 row of a
+    """578 s measured on 2 shared cores (8 alphas, both Gauss-Hermite orders): the L = 2 row of a
     scan equals the exact engine's transitions within its error."""
     row = scaling_point(2, 0.3, alpha_min=0.3, alpha_max=4.0, num=8, mixed=False)
     for name, ref in EXACT.items():

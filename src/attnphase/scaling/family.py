@@ -1,4 +1,5 @@
-"""The family of models along the sequence length L of the scaling study (docs/scaling.md §1).
+"""The family of models along the sequence length L of the scaling study (docs/scaling.md §1;
+the model of docs/theory.md §1 and §7).
 
 Every member has the paper's sigma, lambda and omega, the positional target `positional_target`
 (a on the diagonal, (1 - a)/(L - 1) elsewhere: the paper's A at L = 2, a = 0.6) and one of two

@@ -1,6 +1,7 @@
 """One point of the scaling study (docs/scaling.md §2): alpha_c, alpha_l and the ends of both
-branches of one member of the family, each with its error, and a search for fixed points with
-m and theta both non-zero.
+branches (docs/theory.md §5) of one member of the family, solved by the general engine
+(docs/theory.md §7; the exact one at L = 2, §6), each with its error, and a search for fixed
+points with m and theta both non-zero.
 
 The branches are followed on a geometric grid of alpha on every replica of the integration
 (`transitions.scan`: Gauss-Hermite at L = 2, the main order and the check order; QMC otherwise,

@@ -1,9 +1,8 @@
 """The scaling table (docs/scaling.md §2; the transitions of docs/theory.md §5): one row per
-(L, omega, encoding family), each point
-computed once through the sweeps' runner (`sweep.runner.run_points`, kind "scaling") into a
-sweep store, so that a rerun computes only what is missing; on local processes or Dask like
-every sweep. Points run L by L, shortest first: with a time limit, the lengths not started
-before it are rows that say so.
+(L, omega, encoding family), each point computed once through the sweeps' runner
+(`sweep.runner.run_points`, kind "scaling") into a sweep store, so that a rerun computes only
+what is missing; on local processes or Dask like every sweep. Points run L by L, shortest
+first: with a time limit, the lengths not started before it are rows that say so.
 """
 
 from __future__ import annotations

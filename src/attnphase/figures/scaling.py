@@ -69,7 +69,8 @@ def scaling_figure(df: pd.DataFrame, path: str | Path) -> None:
         ax.set_ylabel(r"$\alpha = n/d$")
         ax.set_yscale("log")
         ax.set_title(title, fontsize=9)
-        ax.legend(loc="best", fontsize=6)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="best", fontsize=6)
     notes = missing_notes(df)
     head = "Transitions against L (theory; target a = 0.6 on the diagonal)"
     fig.suptitle(head + ("\n" + "\n".join(notes) if notes else ""), fontsize=7)

@@ -36,6 +36,17 @@ from attnphase import ModelParams, solve, learning_curve, QMC
 L3 = "A=((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6))"
 A4 = "A=tuple(tuple(0.6 if i == j else 0.4 / 3 for j in range(4)) for i in range(4))"
 
+
+def _cold_solve(model: str, alpha: float, branch: str, options: str = "") -> str:
+    """A QMC fixed point solved cold at the default points, after a small solve compiles."""
+    return f"""
+p = ModelParams({model})
+solve({alpha}, p, branch="{branch}", method=QMC(points=256, randomisations=2))
+t = time.perf_counter(); r = solve({alpha}, p, branch="{branch}"{options})
+print(json.dumps({{"seconds": time.perf_counter() - t, "q": float(np.ravel(r.q)[0])}}))
+"""
+
+
 ROWS: dict[str, list[tuple[str, str]]] = {
     "exact-cold": [
         (
@@ -64,15 +75,7 @@ print(json.dumps({"seconds": (t1 - cold) / 20, "q": c[-1].q}))
         )
     ],
     "qmc-l3": [
-        (
-            "QMC L=3 semantic alpha 2, cold",
-            f"""
-p = ModelParams({L3})
-solve(2.0, p, branch="semantic", method=QMC(points=256, randomisations=2))
-t = time.perf_counter(); r = solve(2.0, p, branch="semantic")
-print(json.dumps({{"seconds": time.perf_counter() - t, "q": float(np.ravel(r.q)[0])}}))
-""",
-        ),
+        ("QMC L=3 semantic alpha 2, cold", _cold_solve(L3, 2.0, "semantic")),
         (
             "QMC L=3 semantic, warm curve point (alpha 2.05 after 2)",
             f"""
@@ -88,25 +91,10 @@ print(json.dumps({{"seconds": both - cold, "q": float(np.ravel(c[-1].q)[0])}}))
     "qmc-l3-pos": [
         (
             "QMC L=3 positional alpha 0.8, tol 1e-3",
-            f"""
-p = ModelParams({L3})
-solve(0.8, p, branch="positional", method=QMC(points=256, randomisations=2))
-t = time.perf_counter(); r = solve(0.8, p, branch="positional", tol=1e-3)
-print(json.dumps({{"seconds": time.perf_counter() - t, "q": float(np.ravel(r.q)[0])}}))
-""",
+            _cold_solve(L3, 0.8, "positional", ", tol=1e-3"),
         )
     ],
-    "qmc-l4": [
-        (
-            "QMC L=4 semantic alpha 2",
-            f"""
-p = ModelParams({A4})
-solve(2.0, p, branch="semantic", method=QMC(points=256, randomisations=2))
-t = time.perf_counter(); r = solve(2.0, p, branch="semantic")
-print(json.dumps({{"seconds": time.perf_counter() - t, "q": float(np.ravel(r.q)[0])}}))
-""",
-        )
-    ],
+    "qmc-l4": [("QMC L=4 semantic alpha 2", _cold_solve(A4, 2.0, "semantic"))],
     "spinodal": [
         (
             "spinodal (semantic) at omega 0.3: map evaluations",

@@ -59,10 +59,13 @@ class StageOptions(TypedDict):
     max_iter: int
 
 
-def _anderson_candidate(
+def anderson_candidate(
     x: np.ndarray, g: np.ndarray, xs: list, gs: list, beta: float, weight: np.ndarray
 ) -> np.ndarray:
-    """Type-II Anderson mixing over the stored history (Walker & Ni 2011)."""
+    """Type-II Anderson mixing over the stored history (Walker & Ni 2011): from the iterate x
+    with residual g = F(x) - x and the past iterates xs with residuals gs,
+    x + beta g - (dX + beta dG) gamma, gamma the least-squares fit of g by the residuals'
+    differences dG (rows weighted by `weight`)."""
     dX = np.diff(np.asarray(xs + [x]), axis=0).T
     dG = np.diff(np.asarray(gs + [g]), axis=0).T
     gamma = np.linalg.lstsq(weight[:, None] * dG, weight * g, rcond=None)[0]
@@ -144,7 +147,7 @@ def iterate(
                 candidate = newton
                 last_chord = (x, g)
         elif anderson > 0 and xs:
-            accelerated = _anderson_candidate(x, g, xs, gs, beta, 1.0 / scale)
+            accelerated = anderson_candidate(x, g, xs, gs, beta, 1.0 / scale)
             if np.all(np.isfinite(accelerated)) and admissible(accelerated):
                 candidate = accelerated
         xs.append(x)

@@ -4,7 +4,7 @@ length L (docs/scaling.md; `attnphase.scaling`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -124,19 +124,18 @@ def scaling(
         families = parse_families(encodings)
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        settings: dict[str, Any] = dict(
+            a=a,
+            sigma=sigma,
+            lam=lam,
+            alpha_min=alpha_min,
+            alpha_max=alpha_max,
+            num=num,
+            points=points,
+            randomisations=randomisations,
+        )
         try:
-            check_settings(
-                dict(
-                    a=a,
-                    sigma=sigma,
-                    lam=lam,
-                    alpha_min=alpha_min,
-                    alpha_max=alpha_max,
-                    num=num,
-                    points=points,
-                    randomisations=randomisations,
-                )
-            )
+            check_settings(settings)
         except ValueError as err:
             raise usage(err) from None
         if time_limit is not None and not time_limit > 0:
@@ -165,14 +164,7 @@ def scaling(
         lengths,
         omegas,
         families,
-        a=a,
-        sigma=sigma,
-        lam=lam,
-        alpha_min=alpha_min,
-        alpha_max=alpha_max,
-        num=num,
-        points=points,
-        randomisations=randomisations,
+        **settings,
         mixed=mixed,
         store=store,
         backend=backend,

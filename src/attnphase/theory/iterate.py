@@ -213,7 +213,7 @@ def iterate_checked(fmap: LocalGlobalMap[Aux], x: np.ndarray, **kw) -> FixedPoin
             fx, aux = fmap.step(rep.x)
         except InadmissibleStep:
             break
-        res = relative_residual(rep.x, fx)
+        res = relative_residual(rep.x, fx, kw.get("atol", ATOL))
         iterations, residuals = iterations + 1, residuals + (res,)
         if res <= kw["tol"] or not rep.converged:
             converged = rep.converged and res <= kw["tol"]

@@ -304,3 +304,24 @@ def test_the_l2_alpha_c_corrector_stops_at_the_jump_next_to_its_root_at_omega_01
     assert rep.converged, rep.reason
     assert abs(rep.z[-1] - z[-1]) < 1e-7
     assert rep.evaluations < 60
+
+
+def test_a_bifurcation_costs_three_solves_and_a_fold_below_the_ladder_is_still_found():
+    """alpha(t) = 0.7 + t^2 falls down the ladder (0.05, 0.00625) to its end: three solves
+    (the sqrt(2) sampling down to t = 1e-3 that this replaced took fourteen). With the
+    minimum at t* = 0.004, between the ladder's last sample and the end, the end lies above
+    the last sample, so the fold is bracketed and found (a bug that trusted the ladder alone
+    would report alpha(0) = 0.700016)."""
+    from attnphase.transitions.folds import BIFURCATION_T, fold_on
+
+    solved: set[float] = set()
+
+    def make(t):
+        solved.add(t)
+        return SyntheticFold(0.0, t, c=0.0, t_star=0.0)
+
+    fold = fold_on(make, np.array([1.0]), 0.05, 1.0)
+    assert fold.t == BIFURCATION_T and solved - {1e-3} == {0.05, 0.00625, BIFURCATION_T}
+    below = fold_on(lambda t: SyntheticFold(0.0, t, t_star=0.004), np.array([1.0]), 0.05, 1.0)
+    assert below.status == "converged"
+    assert abs(below.z[-1] - 0.7) < 1e-7 and abs(below.t - 0.004) < 1e-3

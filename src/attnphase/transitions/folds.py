@@ -4,8 +4,9 @@ parameter s.
 
 At fixed s a branch is parametrised by its order parameter t (theta on the semantic branch, m on
 the positional one; `systems.BranchAtOrder`), and its spinodal is the extremum of alpha(t)
-(`fold_on`: samples of alpha(t), refined by a parabola, or the singular point of dG/dx), or its
-limit t -> 0 where the branch meets the trivial fixed point (a bifurcation). `FoldFollower`
+(`fold_on`: a coarse ladder of samples of alpha(t), then samples bracketing the extremum,
+refined by a parabola or the singular point of dG/dx), or its limit t -> 0 where the branch
+meets the trivial fixed point (a bifurcation: the ladder falls all the way down). `FoldFollower`
 carries the spinodal from one s to the next with a secant predictor in (t, z).
 """
 
@@ -21,7 +22,8 @@ import numpy as np
 from .continuation import NEWTON_TOL, DefiningSystem, LinePoint, ended_point
 from .newton import checked_solve
 
-FOLD_RATIO = 2**0.5  # spacing of the samples of alpha(t) in the fold search
+FOLD_JUMP = 8.0  # spacing of the coarse ladder of alpha(t) samples that finds a bifurcation
+FOLD_RATIO = 2**0.5  # spacing of the samples of alpha(t) that bracket a fold
 FOLD_SAMPLES = 16
 FOLD_XTOL = 1e-6  # relative tolerance in t of the singular point of a fold
 SAMPLE_T_MIN = 1e-3  # the smallest order parameter sampled in a fold search
@@ -51,8 +53,10 @@ class Fold:
 
 class _AlphaOfT:
     """alpha(t) of a spinodal system at one parameter value, each solve started from the secant
-    through the two nearest t solved before (the first from z0), with the Jacobian carried
-    from solve to solve; a t solved before is not solved again."""
+    through the two nearest t solved before, with the Jacobian carried from solve to solve;
+    the first from z0 with the given Jacobian, the second from the first solution with one
+    built afresh (the carried one, from a t far away, cost twice the evaluations at omega
+    0.3). A t solved before is not solved again."""
 
     def __init__(
         self,
@@ -71,11 +75,11 @@ class _AlphaOfT:
             return float(self.solved[t][-1])
         system = self.make(t)
         near = sorted(self.solved, key=lambda u: abs(u - t))[:2]
-        z = self.solved[near[0]] if near else self.start
+        z, J = (self.solved[near[0]], None) if near else (self.start, self.J)
         if len(near) == 2:  # secant in t through the two nearest solutions
             (t1, t2), (z1, z2) = near, (self.solved[near[0]], self.solved[near[1]])
-            z = z1 + (z1 - z2) * (t - t1) / (t1 - t2)
-        rep = checked_solve(system, z, self.J, tol=self.tol)
+            z, J = z1 + (z1 - z2) * (t - t1) / (t1 - t2), self.J
+        rep = checked_solve(system, z, J, tol=self.tol)
         self.evaluations += system.evaluations
         if not rep.converged:
             return math.nan
@@ -97,16 +101,41 @@ def fold_on(
 ) -> Fold:
     """The extremum (sign +1: minimum, -1: maximum) of alpha(t) near t0.
 
+    First a coarse ladder: alpha at t_top / FOLD_JUMP^k down to SAMPLE_T_MIN (t_top =
+    max(t0, SAMPLE_T_MIN FOLD_JUMP), so at least two samples), solved nearest t0 first (with
+    the branch's end when t0 lies below the ladder: a line of bifurcations). When alpha
+    falls all the way down the ladder and on to the branch's end, the branch ends where it
+    bifurcates from the trivial fixed point (`_bifurcation`): three or four solves.
+    Otherwise the extremum lies between the ladder's samples or below its last one, and
+    `_refine` brackets it from the best one. A dip of alpha below its end value closer to
+    t = 0 than the ladder's last sample, yet above the end there, is not resolved: the end is
+    reported.
+
     alpha(t) carries noise of ~1e-4 at the default quadrature order (the global prox
-    minimiser jumps at some nodes as the overlaps move), so no derivatives are taken: alpha is
-    sampled at t0 * FOLD_RATIO^k, k = 0, -1, ... down to SAMPLE_T_MIN (and k = 1, 2, ... while
-    the smallest value sits at the top), until the smallest sample has a larger one on each
-    side; the vertex of the parabola through the three is then solved too, and the best
-    sample is the fold. When the smallest sample is at SAMPLE_T_MIN the branch ends where it
-    bifurcates from the trivial fixed point: its end is alpha(BIFURCATION_T) = alpha(0) +
-    O(t^2), by the symmetry t -> -t of the invariant manifold t = 0 (the order parameter's
-    residual is divided by t, so this is the trivial point's critical alpha)."""
+    minimiser jumps at some nodes as the overlaps move), so no derivatives of it are taken."""
     a = _AlphaOfT(make, t0, z0, J, tol)
+    top = max(t0, SAMPLE_T_MIN * FOLD_JUMP)
+    ladder = [top / FOLD_JUMP**k for k in range(64) if top / FOLD_JUMP**k >= SAMPLE_T_MIN]
+    first = [_t_end(a)] if t0 < SAMPLE_T_MIN else []
+    for t in sorted(first + ladder, key=lambda u: abs(math.log(u / t0))):
+        a(t)
+    values = [_finite_or_inf(sign * a(t)) for t in ladder]
+    best = min(range(len(ladder)), key=lambda k: values[k])
+    if math.isinf(values[best]):
+        return a.fold(ladder[best], "no fixed point near the fold")
+    if best == len(ladder) - 1 and sign * a(_t_end(a)) <= values[best]:
+        return _bifurcation(a)
+    return _refine(a, ladder[best], sign)
+
+
+def _refine(a: _AlphaOfT, t0: float, sign: float) -> Fold:
+    """The extremum of alpha(t) from its best ladder sample t0: samples t0 FOLD_RATIO^k, k = 0,
+    -1, ... down to SAMPLE_T_MIN (and k = 1, 2, ... while the best value sits at the top),
+    until the best sample has a worse one on each side; the vertex of the parabola through
+    the three is then solved too, and the best of them is the fold, or, where dG/dx is
+    available, the root of its critical eigenvalue between them (`_singular`). When the best
+    sample is at SAMPLE_T_MIN the branch ends where it bifurcates from the trivial fixed
+    point."""
     samples = {max(t0, SAMPLE_T_MIN): math.nan}
     for _ in range(FOLD_SAMPLES):
         for t in samples:
@@ -130,11 +159,16 @@ def fold_on(
     return a.fold(ts[i], f"no extremum of alpha(t) in {FOLD_SAMPLES} samples")
 
 
+def _t_end(a: _AlphaOfT) -> float:
+    """The order parameter at which a branch that bifurcates from the trivial fixed point is
+    evaluated: max(BIFURCATION_T, the system's `t_min`, the smallest one its map evaluates)."""
+    return max(BIFURCATION_T, getattr(a.make(SAMPLE_T_MIN), "t_min", 0.0))
+
+
 def _bifurcation(a: _AlphaOfT) -> Fold:
-    """The end of a branch that bifurcates from the trivial fixed point: alpha at
-    t_end = max(BIFURCATION_T, the system's `t_min`, the smallest order parameter its map
-    evaluates), solved from the samples (alpha(t) - alpha(0) = O(t^2))."""
-    t_end = max(BIFURCATION_T, getattr(a.make(SAMPLE_T_MIN), "t_min", 0.0))
+    """The end of a branch that bifurcates from the trivial fixed point: alpha at `_t_end`,
+    solved from the samples (alpha(t) - alpha(0) = O(t^2))."""
+    t_end = _t_end(a)
     if not math.isfinite(a(t_end)):
         return Fold(t_end, None, a.J, a.evaluations, "no fixed point as t -> 0")
     return a.fold(t_end, "converged (bifurcation, t -> 0)")

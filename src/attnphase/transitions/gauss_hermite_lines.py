@@ -20,7 +20,7 @@ from ..params import ModelParams
 from ..theory import GaussHermite, NonConvergenceWarning
 from ..theory.baseline import linear_test_error
 from .continuation import Check, solve_root
-from .folds import FOLD_SIGN, FoldCheck, fold_on
+from .folds import FoldCheck
 from .paths import SCAN_NUM
 from .roots import first_interpolated_root
 from .systems import BranchAtOrder, BranchMap, CrossingSystem, LinearSystem
@@ -117,15 +117,11 @@ class GaussHermiteLines:
         return lambda s, z, J: solve_root(make(s, self.check_order), z, J)
 
     def check_fold(self, branch: str) -> FoldCheck:
-        """check(s, t, z, J) of `follow_fold`: the extremum re-found at the check order."""
-
-        def check(s, t, z, J):
-            fold = fold_on(
-                lambda u: self.fold(branch, s, u, self.check_order), z, t, FOLD_SIGN[branch], J
-            )
-            return (float(fold.z[-1]) if fold.z is not None else math.nan), fold.evaluations
-
-        return check
+        """check(s, t, z, J) of `follow_fold`: the spinodal's system re-solved at the check
+        order at the same t. alpha(t) is stationary at a fold, so moving t to the check
+        order's own extremum would change alpha at second order only; at a bifurcation both
+        orders evaluate the branch at the same end t."""
+        return lambda s, t, z, J: solve_root(self.fold(branch, s, t, self.check_order), z, J)
 
 
 def gauss_hermite_line_starts(

@@ -11,6 +11,10 @@ Rows (the default accuracy everywhere unless said):
   qmc-l4          a QMC L = 4 semantic fixed point at alpha 2 (A_4(0.6))
   spinodal        map evaluations of the semantic spinodal at omega 0.3
   lines           the alpha_c and alpha_l lines at 20 omegas in 0.02..0.5
+  fig3            the paper's Fig. 3 at full size, from a slice: the theory maps on 5 of the
+                  25 omegas (x 5), the simulations on 5 x 5 of the 25 x 25 (alpha, omega)
+                  cells (x 25; d = 1000, 2 seeds, both starts) and the lines at all 25 omegas,
+                  serially in one process; the slice's parts are timed and scaled up
 
     python benchmarks/bench_speed.py [ROW ...] [--baseline REV]
 
@@ -120,6 +124,32 @@ print(json.dumps({"seconds": time.perf_counter() - t, "alpha_c": res["alpha_c"][
 """,
         )
     ],
+    "fig3": [
+        (
+            "Fig. 3 full, extrapolated from a slice",
+            """
+import tempfile
+from pathlib import Path
+from attnphase.paper import recipes
+from attnphase.paper.common import INITS, simulations
+size, p = recipes.sizes("fig3", False), ModelParams()
+alphas, omegas = size["alphas"], size["omegas"]
+out, parts = Path(tempfile.mkdtemp()), {}
+t = time.perf_counter()
+recipes._theory(out, "fig3", alphas, omegas[::5], p, size["order"], 1, size["errors"])
+parts["theory maps"] = 5 * (time.perf_counter() - t)
+grid = {"alpha": alphas[::5], "omega": omegas[::5], "init": INITS, "seed": [0, 1]}
+base = {"d": size["d"], "sigma": p.sigma, "lam": p.lam, "A": p.A, "n_test": 2000}
+t = time.perf_counter()
+simulations(out, "fig3_d1000", grid, base, 1)
+parts["simulations"] = 25 * (time.perf_counter() - t)
+t = time.perf_counter()
+recipes.cached_lines(out, "fig3", recipes.line_omegas(False), p, False, 1)
+parts["lines"] = time.perf_counter() - t
+print(json.dumps({"seconds": sum(parts.values()), "parts": parts}))
+""",
+        )
+    ],
 }
 KEYS = {"spinodal": "evaluations"}  # rows compared by another figure than seconds
 
@@ -133,7 +163,13 @@ def main() -> None:
     for row in args.rows:
         for name, code in ROWS[row]:
             key = KEYS.get(row, "seconds")
-            compare(name, PRELUDE + textwrap.dedent(code), key=key, rev=args.baseline)
+            old, new = compare(name, PRELUDE + textwrap.dedent(code), key=key, rev=args.baseline)
+            for part, value in new.get("parts", {}).items():
+                was = old["parts"][part]
+                print(
+                    f"  {part:<46} baseline {was:10.3f}  new {value:10.3f}  "
+                    f"ratio {was / value:6.2f}x"
+                )
     print(f"load average after: {os.getloadavg()}")
 
 

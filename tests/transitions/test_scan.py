@@ -177,3 +177,35 @@ def test_transition_cli_engine_options_are_checked_before_any_work(monkeypatch):
         res = runner.invoke(app, ["transition", *args])
         assert res.exit_code == 2 and name in res.output, (args, res.output)
         assert len(res.output.strip().splitlines()) == 1
+
+
+def test_qmc_branch_ends_are_averaged_over_the_scramblings_that_find_them():
+    """A record took the first scrambling's ends: here 1.0 for the positional end, where the
+    mean over the two scramblings that find it is 1.1 (the third ends beyond the window)."""
+    import math
+
+    from attnphase import ModelParams
+    from attnphase.transitions.scan import _record
+
+    class Ends:
+        def __init__(self, end):
+            self.end = end
+
+        def spinodal(self, lower):
+            return self.end
+
+    replicas = [{"semantic": Ends(0.7), "positional": Ends(end)} for end in (1.0, 1.2, math.nan)]
+    rec = _record(
+        ModelParams(),
+        [0.1, 16.0],
+        replicas,
+        alpha_c=1.0,
+        alpha_c_err=0.0,
+        alpha_l=1.0,
+        alpha_l_err=0.0,
+        alpha_c_interpolated=False,
+        alpha_l_interpolated=False,
+        method=None,
+    )
+    assert rec.spinodal_positional == pytest.approx(1.1)
+    assert rec.spinodal_semantic == pytest.approx(0.7)

@@ -22,7 +22,8 @@ class Transitions:
     0.7219 at (32, 12), 0.7203 at (64, 24); `studies/transitions_table.py`).
 
     spinodal_semantic: smallest alpha where the semantic branch exists (bisection to 1/64 of the
-    grid step); spinodal_positional: largest alpha where the positional branch exists.
+    grid step); spinodal_positional: largest alpha where the positional branch exists (QMC:
+    the mean over the scramblings where it lies in the window).
 
     alpha_c_interpolated / alpha_l_interpolated: a root is a linear interpolation between grid
     points (Brent's refinement could not solve the branch inside the bracket). Its error bound

@@ -6,7 +6,8 @@ the same points so that their differences are smooth in alpha). On each replica 
 the grid bracket the roots, which Brent's method refines with fixed points warm-started from
 the nearest grid point on the branch; where a re-solve inside a bracket leaves the branch, the
 root is the linear interpolation of the bracketing grid values, with its bound (`roots`). The
-spinodals are bisected between the last grid point on a branch and the next one off it.
+spinodals are bisected between the last grid point on a branch and the next one off it, and
+averaged over the scramblings where the branch ends in the window.
 
 The errors come from comparing replicas: Gauss-Hermite, |root(order) - root(check_order)| plus
 the interpolation bounds (2 b + b_check); QMC, the standard error of the mean over scramblings
@@ -252,13 +253,19 @@ def _mean_and_error(roots: list[float]) -> tuple[float, float]:
     return float(np.mean(found)), err
 
 
-def _record(p: ModelParams, alphas: list[float], main: dict, **fields) -> Transitions:
+def _record(p: ModelParams, alphas: list[float], replicas: list[dict], **fields) -> Transitions:
+    """The record with each branch's end averaged over the replicas where it lies in the
+    window (Gauss-Hermite: the main order's alone, the first replica)."""
+    ends = {
+        branch: _mean_and_error([r[branch].spinodal(lower=lower) for r in replicas])[0]
+        for branch, lower in (("semantic", True), ("positional", False))
+    }
     return Transitions(
         omega=p.omega,
         sigma=p.sigma,
         lam=p.lam,
-        spinodal_semantic=main["semantic"].spinodal(lower=True),
-        spinodal_positional=main["positional"].spinodal(lower=False),
+        spinodal_semantic=ends["semantic"],
+        spinodal_positional=ends["positional"],
         alpha_min=alphas[0],
         alpha_max=alphas[-1],
         **fields,
@@ -272,7 +279,7 @@ def _scan_orders(p: ModelParams, alphas: list[float], method: GaussHermite) -> T
     return _record(
         p,
         alphas,
-        main,
+        [main],
         alpha_c=main["alpha_c"],
         alpha_c_err=abs(main["alpha_c"] - check["alpha_c"])
         + 2 * main["bound_c"]
@@ -310,7 +317,7 @@ def _scan_scramblings(
     return _record(
         p,
         alphas,
-        per[0],
+        per,
         alpha_c=alpha_c,
         alpha_c_err=alpha_c_err + bound_c,
         alpha_l=alpha_l,

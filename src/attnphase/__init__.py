@@ -7,7 +7,8 @@ The public API, importable from here:
   integration method `GaussHermite` or `QMC`, returning `TheoryResult`; `ConvergenceError`,
   `NonConvergenceWarning`; `with_stability`; the linear baseline `linear_test_error`;
 - the transitions alpha_c, alpha_l and the spinodals: `find_transitions` (`Transitions`) and
-  `transition_table`; against the sequence length: `family_model` and `scaling_table`;
+  `transition_table`; against the sequence length: `family_model`, `ScanSettings` and
+  `scaling_table`;
 - finite-d experiments (load torch on first use): `SimConfig`, `simulate`, `run_gamp`,
   `probe_landscape`, `trust_map`, and the histogram task `HistogramConfig`, `run_histogram`,
   `mechanism_scores`.
@@ -24,7 +25,7 @@ from .params import STANDARD_A, Mixture, ModelParams, Tied, Untied
 if TYPE_CHECKING:
     from .gamp import run_gamp
     from .histogram import HistogramConfig, mechanism_scores, run_histogram
-    from .scaling import family_model, scaling_table
+    from .scaling import ScanSettings, family_model, scaling_table
     from .sim import SimConfig, simulate
     from .theory import (
         QMC,
@@ -59,6 +60,7 @@ _LAZY = {
     "find_transitions": "transitions",
     "transition_table": "transitions.table",
     "family_model": "scaling",
+    "ScanSettings": "scaling",
     "scaling_table": "scaling",
     "with_stability": "validity.stability",
     "SimConfig": "sim",
@@ -94,6 +96,7 @@ __all__ = [
     "solve",
     "transition_table",
     "family_model",
+    "ScanSettings",
     "scaling_table",
     "with_stability",
     "SimConfig",

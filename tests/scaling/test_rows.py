@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnphase.scaling import scaling_point
+from attnphase.scaling import ScanSettings, scaling_point
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 # the exact engine's transitions at omega 0.3 (docs/findings.md), quoted to 4 decimals
@@ -55,7 +55,9 @@ def test_committed_three_tokens_row_against_the_findings():
 def test_two_tokens_row_recomputed():
     """578 s measured on 2 shared cores (8 alphas, both Gauss-Hermite orders): the L = 2 row of a
     scan equals the exact engine's transitions within its error."""
-    row = scaling_point(2, 0.3, alpha_min=0.3, alpha_max=4.0, num=8, mixed=False)
+    row = scaling_point(
+        2, 0.3, settings=ScanSettings(alpha_min=0.3, alpha_max=4.0, num=8), mixed=False
+    )
     for name, ref in EXACT.items():
         assert within(row[name], row[f"{name}_err"], ref), (name, row[name])
     assert row["spinodal_positional_status"].startswith("beyond the window")
@@ -67,6 +69,8 @@ def test_three_tokens_row_recomputed():
     """986 s measured on 2 shared cores (the committed row's settings): alpha_c, alpha_l and
     the positional branch's end against docs/findings.md (its end "near 1.28" taken as
     1.28 +- 0.02)."""
-    row = scaling_point(3, 0.3, num=12, points=1024, randomisations=4, mixed=False)
+    row = scaling_point(
+        3, 0.3, settings=ScanSettings(num=12, points=1024, randomisations=4), mixed=False
+    )
     for name, (ref, ref_err) in {**L3, "spinodal_positional": (1.28, 0.02)}.items():
         assert within(row[name], row[f"{name}_err"], ref, ref_err), (name, row[name])

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnphase.scaling import ScanSettings
 from attnphase.scaling import table as scaling_module
 from attnphase.scaling.table import COLUMNS, QUANTITIES, scaling_table
 
@@ -70,7 +71,7 @@ def test_bad_settings_before_any_work(fake):
         (dict(sigma=0.0), "sigma"),
     ]:
         with pytest.raises(ValueError, match=name):
-            scaling_table([2], [0.3], **kwargs)
+            scaling_table([2], [0.3], settings=ScanSettings(**kwargs))
     with pytest.raises(ValueError, match="encodings"):
         scaling_table([2], [0.3], ["circle"])
     assert CALLS == []

@@ -4,7 +4,7 @@ length L (docs/scaling.md; `attnphase.scaling`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -116,7 +116,7 @@ def scaling(
     against the sequence length L, for each omega and encoding family (docs/scaling.md), with a
     search for fixed points where m and theta are both non-zero. Resumable: finished points
     stay in the store, and a rerun computes only what is missing."""
-    from ..scaling.table import check_settings
+    from ..scaling.settings import ScanSettings
 
     try:
         lengths = parse_lengths(L)
@@ -124,18 +124,17 @@ def scaling(
         families = parse_families(encodings)
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
-        settings: dict[str, Any] = dict(
-            a=a,
-            sigma=sigma,
-            lam=lam,
-            alpha_min=alpha_min,
-            alpha_max=alpha_max,
-            num=num,
-            points=points,
-            randomisations=randomisations,
-        )
         try:
-            check_settings(settings)
+            settings = ScanSettings(
+                a=a,
+                sigma=sigma,
+                lam=lam,
+                alpha_min=alpha_min,
+                alpha_max=alpha_max,
+                num=num,
+                points=points,
+                randomisations=randomisations,
+            )
         except ValueError as err:
             raise usage(err) from None
         if time_limit is not None and not time_limit > 0:
@@ -164,7 +163,7 @@ def scaling(
         lengths,
         omegas,
         families,
-        **settings,
+        settings,
         mixed=mixed,
         store=store,
         backend=backend,

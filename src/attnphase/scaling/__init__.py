@@ -1,6 +1,7 @@
 """How the positional-to-semantic transition scales with the sequence length L (docs/scaling.md):
-the family of models along L (`family`), one point of the scan (`point.scaling_point`) and the
-resumable table over L, omega and the encoding family (`table.scaling_table`).
+the family of models along L (`family`), the scan's settings (`settings.ScanSettings`), one point
+of the scan (`point.scaling_point`) and the resumable table over L, omega and the encoding
+family (`table.scaling_table`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .._core.lazy import lazy_getattr
 from .family import DIAGONAL, FAMILIES, family_model, family_rank
+from .settings import ScanSettings
 
 if TYPE_CHECKING:
     from .point import scaling_point
@@ -21,4 +23,12 @@ _LAZY = {"scaling_point": "point", "scaling_table": "table"}
 __getattr__ = lazy_getattr(__name__, _LAZY)
 
 
-__all__ = ["DIAGONAL", "FAMILIES", "family_model", "family_rank", "scaling_point", "scaling_table"]
+__all__ = [
+    "DIAGONAL",
+    "FAMILIES",
+    "ScanSettings",
+    "family_model",
+    "family_rank",
+    "scaling_point",
+    "scaling_table",
+]

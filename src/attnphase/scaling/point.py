@@ -38,6 +38,7 @@ from ..transitions.scan import (
     replica_roots,
 )
 from .family import family_model
+from .settings import ScanSettings
 
 FREE = "free"  # a branch name the engine pins nothing on
 MIXED_STARTS = 3  # alphas of the search for mixed fixed points
@@ -229,26 +230,21 @@ def scaling_point(
     L: int,
     omega: float,
     family: str = "linear",
+    settings: ScanSettings | None = None,
     *,
-    a: float = 0.6,
-    sigma: float = 0.5,
-    lam: float = 0.01,
-    alpha_min: float = 0.1,
-    alpha_max: float = 16.0,
-    num: int = 16,
-    points: int = 1024,
-    randomisations: int = 4,
     mixed: bool = True,
     progress: bool = False,
 ) -> dict[str, Any]:
-    """The row of one (L, omega, family) (module docstring; docs/scaling.md §2): the grid is
-    `num` alphas spaced geometrically on [alpha_min, alpha_max]; the integration is the exact
-    engine at L = 2 (Gauss-Hermite, default orders) and QMC(points, randomisations) otherwise."""
+    """The row of one (L, omega, family) (module docstring; docs/scaling.md §2) at `settings`
+    (default `ScanSettings()`): the grid is `num` alphas spaced geometrically on [alpha_min,
+    alpha_max]; the integration is the exact engine at L = 2 (Gauss-Hermite, default orders)
+    and QMC(points, randomisations) otherwise."""
     t0 = time.perf_counter()
-    p = family_model(L, omega, family, a=a, sigma=sigma, lam=lam)
-    alphas = [float(x) for x in np.geomspace(alpha_min, alpha_max, num)]
+    s = settings or ScanSettings()
+    p = family_model(L, omega, family, a=s.a, sigma=s.sigma, lam=s.lam)
+    alphas = [float(x) for x in np.geomspace(s.alpha_min, s.alpha_max, s.num)]
     gh = p.is_l2
-    method: Method = GaussHermite() if gh else QMC(points, randomisations)
+    method: Method = GaussHermite() if gh else QMC(s.points, s.randomisations)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvergenceWarning)
         per, eps_lin, eps_lin_err, channels = _replica_results(p, alphas, method, family, progress)
@@ -275,7 +271,7 @@ def scaling_point(
         row[f"{name}_status"] = text
     row["eps_lin"], row["eps_lin_err"] = eps_lin, eps_lin_err
     if mixed:
-        search = method if isinstance(method, QMC) else QMC(points, randomisations)
+        search = method if isinstance(method, QMC) else QMC(s.points, s.randomisations)
         if channels is None:  # L = 2: the roots came from the exact engine
             main, channels = _qmc_main(p, alphas, search)
         else:

@@ -12,16 +12,15 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._core.interrupt import Interrupted
-from ..params import check_alpha, check_int, check_positive, check_unit_interval
+from ..params import check_positive, check_unit_interval
 from ..sweep.runner import point_id, run_points
-from ..theory import QMC
-from .family import check_family, check_length, family_model
+from .family import check_family, check_length
+from .settings import ScanSettings
 
 KIND = "scaling"
 VERSION = 1  # part of the run id: a change of what a point computes makes new points
@@ -43,32 +42,15 @@ COLUMNS = [  # the table's leading columns, in order
     "method",
     "seconds",
 ]
-SETTINGS = ("a", "sigma", "lam", "alpha_min", "alpha_max", "num", "points", "randomisations")
-
-
-def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """The settings of `scaling_point` validated (ValueError naming the first bad one)."""
-    out = dict(settings)
-    family_model(2, 0.3, "linear", a=out["a"], sigma=out["sigma"], lam=out["lam"])
-    check_alpha(out["alpha_min"], "alpha_min")
-    check_alpha(out["alpha_max"], "alpha_max")
-    if not out["alpha_min"] < out["alpha_max"]:
-        raise ValueError(
-            f"alpha_min: need alpha_min < alpha_max, got {out['alpha_min']}, {out['alpha_max']}"
-        )
-    out["num"] = check_int("num", out["num"], minimum=3)
-    QMC(out["points"], out["randomisations"])  # a power of two
-    out["randomisations"] = check_int("randomisations", out["randomisations"], minimum=2)
-    return out
 
 
 def evaluate_point(kind: str, params: dict) -> dict:
     """The point function of the runner (importable by workers): `scaling_point` of a point."""
     from .point import scaling_point
 
-    settings = {k: params[k] for k in SETTINGS}
+    settings = ScanSettings(**{k: params[k] for k in ScanSettings.__dataclass_fields__})
     return scaling_point(
-        params["L"], params["omega"], params["encodings"], mixed=params["mixed"], **settings
+        params["L"], params["omega"], params["encodings"], settings, mixed=params["mixed"]
     )
 
 
@@ -76,15 +58,8 @@ def scaling_table(
     lengths: Sequence[int],
     omegas: Sequence[float],
     families: Sequence[str] = ("linear",),
+    settings: ScanSettings | None = None,
     *,
-    a: float = 0.6,
-    sigma: float = 0.5,
-    lam: float = 0.01,
-    alpha_min: float = 0.1,
-    alpha_max: float = 16.0,
-    num: int = 16,
-    points: int = 1024,
-    randomisations: int = 4,
     mixed: bool = True,
     store: str | Path | None = None,
     backend: str = "serial",
@@ -94,31 +69,22 @@ def scaling_table(
     progress: bool = False,
 ) -> pd.DataFrame:
     """alpha_c, alpha_l and the branches' ends with their errors and statuses, one row per
-    (L, omega, family) (`point.scaling_point`); `status` is "computed", "failed: ..." or
-    "not computed: ..." (the time limit in seconds was reached before its L started). store:
-    a sweep-store file that keeps finished points (None: nothing kept)."""
+    (L, omega, family) (`point.scaling_point` at `settings`, default `ScanSettings()`);
+    `status` is "computed", "failed: ..." or "not computed: ..." (the time limit in seconds
+    was reached before its L started). store: a sweep-store file that keeps finished points
+    (None: nothing kept)."""
     lengths = sorted({check_length(L) for L in lengths})
     omegas = [check_unit_interval("omega", w) for w in omegas]
     families = [check_family(f) for f in families]
     if time_limit is not None:
         check_positive("time_limit", time_limit)
-    settings = check_settings(
-        dict(
-            a=a,
-            sigma=sigma,
-            lam=lam,
-            alpha_min=alpha_min,
-            alpha_max=alpha_max,
-            num=num,
-            points=points,
-            randomisations=randomisations,
-        )
-    )
+    settings = settings or ScanSettings()
     start = time.monotonic()
     rows: list[dict] = []
     for L in lengths:
         grid = [
-            {"version": VERSION, "L": L, "omega": w, "encodings": f, "mixed": mixed, **settings}
+            {"version": VERSION, "L": L, "omega": w, "encodings": f, "mixed": mixed}
+            | settings.as_dict()
             for f in families
             for w in omegas
         ]
@@ -150,7 +116,7 @@ def scaling_table(
                 message = error.splitlines()[0]
                 warnings.warn(f"scaling, L {L} omega {point['omega']:g}: {message}", stacklevel=2)
                 rows.append({**head, "status": f"failed: {message}"})
-    return _frame(rows, settings)
+    return _frame(rows, settings.as_dict())
 
 
 LEASE_SECONDS = 1800.0  # a point (two branches on every scrambling) can take many minutes

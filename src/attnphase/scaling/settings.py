@@ -1,0 +1,44 @@
+"""The settings of a scaling scan (docs/scaling.md §2), shared by one point and the table: the
+family's model parameters, the alpha grid and the QMC integration."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..params import check_alpha, check_int
+from ..theory.method import QMC
+from .family import family_model
+
+
+@dataclass(frozen=True)
+class ScanSettings:
+    """a, sigma, lam: the family's target diagonal, token standard deviation and ridge;
+    `num` alphas spaced geometrically on [alpha_min, alpha_max]; QMC(points, randomisations)
+    at L >= 3. Validated on construction (ValueError naming the first bad setting)."""
+
+    a: float = 0.6
+    sigma: float = 0.5
+    lam: float = 0.01
+    alpha_min: float = 0.1
+    alpha_max: float = 16.0
+    num: int = 16
+    points: int = 1024
+    randomisations: int = 4
+
+    def __post_init__(self) -> None:
+        family_model(2, 0.3, "linear", a=self.a, sigma=self.sigma, lam=self.lam)
+        check_alpha(self.alpha_min, "alpha_min")
+        check_alpha(self.alpha_max, "alpha_max")
+        if not self.alpha_min < self.alpha_max:
+            raise ValueError(
+                f"alpha_min: need alpha_min < alpha_max, got {self.alpha_min}, {self.alpha_max}"
+            )
+        object.__setattr__(self, "num", check_int("num", self.num, minimum=3))
+        QMC(self.points, self.randomisations)  # a power of two
+        randomisations = check_int("randomisations", self.randomisations, minimum=2)
+        object.__setattr__(self, "randomisations", randomisations)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings as a store point's parameters."""
+        return asdict(self)

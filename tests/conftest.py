@@ -37,6 +37,21 @@ def reference_table(branch: str) -> pd.DataFrame:
     return pd.read_csv(DATA / f"theory_{branch}_omega0.3_sigma0.5_lambda0.01.csv", index_col=0)
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """One torch and one numba thread for a module that asks for it (`pytestmark`), restored
+    after: GAMP's problems are small and the machine is shared (two numba threads under a
+    load of 4 made GAMP 5x slower)."""
+    import torch
+
+    numba_threads, torch_threads = numba.get_num_threads(), torch.get_num_threads()
+    numba.set_num_threads(1)
+    torch.set_num_threads(1)
+    yield
+    numba.set_num_threads(numba_threads)
+    torch.set_num_threads(torch_threads)
+
+
 @pytest.fixture(scope="session")
 def reference_curves():
     """Both branches at the reference alphas, omega=0.3, sigma=0.5, lambda=0.01, standard A."""

@@ -4,7 +4,6 @@ tests/validation/test_gamp_vs_state_evolution.py."""
 
 import math
 
-import numba
 import numpy as np
 import pytest
 import torch
@@ -23,16 +22,7 @@ DT = torch.float64
 P = ModelParams()  # omega 0.3, sigma 0.5, lambda 0.01, the paper's A, L = 2, r = t = 1
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch and one numba thread for this module, restored after: the problems are small
-    and the machine is shared (two numba threads under a load of 4 made GAMP 5x slower)."""
-    numba_threads, torch_threads = numba.get_num_threads(), torch.get_num_threads()
-    numba.set_num_threads(1)
-    torch.set_num_threads(1)
-    yield
-    numba.set_num_threads(numba_threads)
-    torch.set_num_threads(torch_threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def uniform_A(L: int) -> np.ndarray:

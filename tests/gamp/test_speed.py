@@ -2,7 +2,6 @@
 where they were: the chunked draw of `build_problem` against the simulations' draw, the prox
 followed in its basin between global checks against the global prox at every iteration."""
 
-import numba
 import numpy as np
 import pytest
 import torch
@@ -17,15 +16,7 @@ CPU = torch.device("cpu")
 P = ModelParams()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch and one numba thread for this module, restored after (shared machine)."""
-    numba_threads, torch_threads = numba.get_num_threads(), torch.get_num_threads()
-    numba.set_num_threads(1)
-    torch.set_num_threads(1)
-    yield
-    numba.set_num_threads(numba_threads)
-    torch.set_num_threads(torch_threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.mark.parametrize("d,alpha,chunk_bytes", [(200, 1.5, None), (300, 1.7, 50_000), (7, 3.0, 1)])

@@ -6,10 +6,8 @@ there."""
 
 import math
 
-import numba
 import numpy as np
 import pytest
-import torch
 
 from attnphase import ModelParams, solve
 from attnphase.gamp import run_gamp, state_evolution_trace, trace_start
@@ -18,16 +16,7 @@ from attnphase.theory.overlaps import MatrixOverlaps
 P = ModelParams()  # omega 0.3, sigma 0.5, lambda 0.01, the paper's A, L = 2, r = t = 1
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch and one numba thread for this module, restored after: the problems are small
-    and the machine is shared (two numba threads under a load of 4 made GAMP 5x slower)."""
-    numba_threads, torch_threads = numba.get_num_threads(), torch.get_num_threads()
-    numba.set_num_threads(1)
-    torch.set_num_threads(1)
-    yield
-    numba.set_num_threads(numba_threads)
-    torch.set_num_threads(torch_threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 NAMES = (("q", "q"), ("m", "M"), ("theta", "theta"), ("V", "V"))

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ..transitions.paths import VALUE_COLUMNS
 from .app import app
 from .common import (
     FormatOpt,
@@ -24,22 +25,7 @@ from .common import (
 from .tables import FORMATS, render
 from .trust import parse_omegas
 
-SCALING_COLUMNS = [
-    "L",
-    "omega",
-    "encodings",
-    "alpha_c",
-    "alpha_c_err",
-    "alpha_l",
-    "alpha_l_err",
-    "spinodal_semantic",
-    "spinodal_semantic_err",
-    "spinodal_positional",
-    "spinodal_positional_err",
-    "mixed_found",
-    "seconds",
-    "notes",
-]
+SCALING_COLUMNS = ["L", "omega", "encodings", *VALUE_COLUMNS, "mixed_found", "seconds", "notes"]
 FILES = {"table": "scaling.csv", "figure": "scaling.png", "store": "scaling.sqlite"}
 
 

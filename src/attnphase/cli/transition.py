@@ -11,7 +11,7 @@ import typer
 from ..params import ModelParams
 from ..theory import CHECK_ORDER, DEFAULT_ORDER, DEFAULT_RANDOMISATIONS, GaussHermite
 from ..transitions import TRANSITION_POINTS
-from ..transitions.paths import LINES
+from ..transitions.paths import LINES, VALUE_COLUMNS
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -35,17 +35,7 @@ from .tables import FORMATS, render
 from .theory import EngineOpt, PointsOpt, RandomisationsOpt, method_for, warn_duration
 
 ValuesOpt = Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")]
-TABLE_COLUMNS = [
-    "alpha_c",
-    "alpha_c_err",
-    "alpha_l",
-    "alpha_l_err",
-    "spinodal_semantic",
-    "spinodal_semantic_err",
-    "spinodal_positional",
-    "spinodal_positional_err",
-    "status",
-]
+TABLE_COLUMNS = [*VALUE_COLUMNS, "status"]
 
 
 def _varied(omega: str, sigma: str, lam: str) -> tuple[str, list[float], dict[str, float]]:

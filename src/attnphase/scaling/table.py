@@ -19,12 +19,13 @@ import pandas as pd
 from .._core.interrupt import Interrupted
 from ..params import check_positive, check_unit_interval
 from ..sweep.runner import point_id, run_points
+from ..transitions.paths import LINES
 from .family import check_family, check_length
 from .settings import ScanSettings
 
 KIND = "scaling"
 VERSION = 1  # part of the run id: a change of what a point computes makes new points
-QUANTITIES = ("alpha_c", "alpha_l", "spinodal_semantic", "spinodal_positional")
+QUANTITIES = LINES
 COLUMNS = [  # the table's leading columns, in order
     "L",
     "omega",

@@ -11,6 +11,7 @@ import numpy as np
 from ..params import ModelParams
 
 LINES = ("alpha_c", "alpha_l", "spinodal_semantic", "spinodal_positional")
+VALUE_COLUMNS = [c for line in LINES for c in (line, f"{line}_err")]  # what a table shows
 PATHS = ("omega", "sigma", "lam", "A")
 SCAN_NUM = 16  # alphas of the scan that starts the lines
 

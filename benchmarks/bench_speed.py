@@ -9,7 +9,8 @@ Rows (the default accuracy everywhere unless said):
                   point of a learning curve at alpha 2, 2.05, less a cold solve's time)
   qmc-l3-pos      a QMC L = 3 positional fixed point at alpha 0.8 at tolerance 1e-3
   qmc-l4          a QMC L = 4 semantic fixed point at alpha 2 (A_4(0.6))
-  spinodal        map evaluations of the semantic spinodal at omega 0.3
+  spinodal        map evaluations of the semantic spinodal at omega 0.3, and of both at omega
+                  0.1 and the semantic one at 0.5 (each point's alpha, error and status printed)
   lines           the alpha_c and alpha_l lines at 20 omegas in 0.02..0.5
   fig3            the paper's Fig. 3 at full size, from a slice: the theory maps on 5 of the
                   25 omegas (x 5), the simulations on 5 x 5 of the 25 x 25 (alpha, omega)
@@ -110,7 +111,19 @@ pt = res["spinodal_semantic"][0]
 print(json.dumps({"evaluations": pt.evaluations, "seconds": time.perf_counter() - t,
                   "alpha": pt.alpha}))
 """,
-        )
+        ),
+        (
+            "spinodals at omega 0.1 (both) and 0.5 (semantic)",
+            """
+from attnphase.transitions.lines import transition_lines
+points = {}
+for om, name in ((0.1, "spinodal_positional"), (0.1, "spinodal_semantic"),
+                 (0.5, "spinodal_semantic")):
+    pt = transition_lines(ModelParams(), [om], names=[name])[name][0]
+    points[f"{name} at {om}"] = [pt.alpha, pt.alpha_err, pt.evaluations, pt.status]
+print(json.dumps({"evaluations": sum(v[2] for v in points.values()), "points": points}))
+""",
+        ),
     ],
     "lines": [
         (
@@ -164,6 +177,10 @@ def main() -> None:
         for name, code in ROWS[row]:
             key = KEYS.get(row, "seconds")
             old, new = compare(name, PRELUDE + textwrap.dedent(code), key=key, rev=args.baseline)
+            for point, value in new.get("points", {}).items():
+                print(
+                    f"  {point}: baseline {old['points'][point]}\n  {'':{len(point)}}  new {value}"
+                )
             for part, value in new.get("parts", {}).items():
                 was = old["parts"][part]
                 print(

@@ -325,3 +325,23 @@ def test_a_bifurcation_costs_three_solves_and_a_fold_below_the_ladder_is_still_f
     below = fold_on(lambda t: SyntheticFold(0.0, t, t_star=0.004), np.array([1.0]), 0.05, 1.0)
     assert below.status == "converged"
     assert abs(below.z[-1] - 0.7) < 1e-7 and abs(below.t - 0.004) < 1e-3
+
+
+def test_the_omega_01_semantic_spinodal_is_where_the_branch_starts():
+    """At omega 0.1 the sqrt(2) sampling of alpha(t) stopped at a false vertex of its noise,
+    0.658 +- 0.10; the branch exists from 0.555 (the alpha scan: 0.560 +- 0.004). The end
+    must be where the semantic start stops reaching the branch: semantic 0.01 above it,
+    trivial 0.01 below."""
+    import warnings
+
+    from attnphase import ModelParams, solve
+    from attnphase.transitions.lines import transition_lines
+
+    p = ModelParams(omega=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the positional branch's scan at the start
+        (end,) = transition_lines(p, [0.1], names=["spinodal_semantic"])["spinodal_semantic"]
+        above = solve(end.alpha + 0.01, p, branch="semantic")
+        below = solve(end.alpha - 0.01, p, branch="semantic")
+    assert end.ok and end.alpha_err < 0.01
+    assert above.kind == "semantic" and below.kind == "trivial"

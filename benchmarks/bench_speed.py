@@ -9,6 +9,8 @@ Rows (the default accuracy everywhere unless said):
                   point of a learning curve at alpha 2, 2.05, less a cold solve's time)
   qmc-l3-pos      a QMC L = 3 positional fixed point at alpha 0.8 at tolerance 1e-3
   qmc-l4          a QMC L = 4 semantic fixed point at alpha 2 (A_4(0.6))
+  qmc-l8          a QMC L = 8 fixed point at alpha 1, omega 0.3 (A_8(0.6), linear encodings),
+                  semantic and positional, at 1024 points x 2 scramblings
   spinodal        map evaluations of the semantic spinodal at omega 0.3, and of both at omega
                   0.1 and the semantic one at 0.5 (each point's alpha, error and status printed)
   lines           the alpha_c and alpha_l lines at 20 omegas in 0.02..0.5
@@ -40,6 +42,7 @@ from attnphase import ModelParams, solve, learning_curve, QMC
 
 L3 = "A=((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6))"
 A4 = "A=tuple(tuple(0.6 if i == j else 0.4 / 3 for j in range(4)) for i in range(4))"
+A8 = "A=tuple(tuple(0.6 if i == j else 0.4 / 7 for j in range(8)) for i in range(8))"
 
 
 def _cold_solve(model: str, alpha: float, branch: str, options: str = "") -> str:
@@ -100,6 +103,19 @@ print(json.dumps({{"seconds": both - cold, "q": float(np.ravel(c[-1].q)[0])}}))
         )
     ],
     "qmc-l4": [("QMC L=4 semantic alpha 2", _cold_solve(A4, 2.0, "semantic"))],
+    "qmc-l8": [
+        (
+            f"QMC L=8 {branch} alpha 1, 1024 x 2 points",
+            f"""
+p = ModelParams({A8})
+solve(1.0, p, branch="{branch}", method=QMC(points=256, randomisations=2), tol=1e-2)
+t = time.perf_counter()
+r = solve(1.0, p, branch="{branch}", method=QMC(points=1024, randomisations=2))
+print(json.dumps({{"seconds": time.perf_counter() - t, "q": float(np.ravel(r.q)[0])}}))
+""",
+        )
+        for branch in ("semantic", "positional")
+    ],
     "spinodal": [
         (
             "spinodal (semantic) at omega 0.3: map evaluations",

@@ -78,10 +78,11 @@ def test_three_tokens_row_recomputed():
 
 @pytest.mark.slow
 def test_three_tokens_alpha_c_at_the_findings_settings():
-    """704 s measured on 2 shared cores. The scan's alpha_c at L = 3 (0.30 +- 0.06, 1024
-    points) is interpolated: at 1024 points the semantic branch is missing inside the bracket
-    on some scramblings. At the findings' 2048 points on [0.1, 0.5] every scrambling refines
-    its root, and the scaling point reproduces docs/findings.md's 0.408 +- 0.003."""
+    """290 s measured on a quiet machine (704 s under load). The scan's alpha_c at L = 3
+    (0.30 +- 0.06, 1024 points) is interpolated: at 1024 points the semantic branch is missing
+    inside the bracket on some scramblings. At the findings' 2048 points on [0.1, 0.5] every
+    scrambling refines its root, and the scaling point reproduces docs/findings.md's
+    0.408 +- 0.003."""
     settings = ScanSettings(alpha_min=0.1, alpha_max=0.5, num=3, points=2048)
     row = scaling_point(3, 0.3, settings=settings, mixed=False)
     ref, ref_err = L3["alpha_c"]

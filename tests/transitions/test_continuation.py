@@ -316,12 +316,13 @@ def test_a_bifurcation_costs_three_solves_and_a_fold_below_the_ladder_is_still_f
 
     solved: set[float] = set()
 
-    def make(t):
-        solved.add(t)
-        return SyntheticFold(0.0, t, c=0.0, t_star=0.0)
+    class Recorded(SyntheticFold):
+        def __call__(self, z):
+            solved.add(self.t)  # the order parameters at which a system is evaluated
+            return super().__call__(z)
 
-    fold = fold_on(make, np.array([1.0]), 0.05, 1.0)
-    assert fold.t == BIFURCATION_T and solved - {1e-3} == {0.05, 0.00625, BIFURCATION_T}
+    fold = fold_on(lambda t: Recorded(0.0, t, c=0.0, t_star=0.0), np.array([1.0]), 0.05, 1.0)
+    assert fold.t == BIFURCATION_T and solved == {0.05, 0.00625, BIFURCATION_T}
     below = fold_on(lambda t: SyntheticFold(0.0, t, t_star=0.004), np.array([1.0]), 0.05, 1.0)
     assert below.status == "converged"
     assert abs(below.z[-1] - 0.7) < 1e-7 and abs(below.t - 0.004) < 1e-3

@@ -67,6 +67,9 @@ class _AlphaOfT:
         tol: float,
     ):
         self.make, self.start, self.J, self.evaluations = make, z0, J, 0
+        # where a branch that bifurcates from the trivial fixed point is evaluated: the system's
+        # `t_min` (the smallest order parameter its map evaluates), at least BIFURCATION_T
+        self.t_end = max(BIFURCATION_T, getattr(make(SAMPLE_T_MIN), "t_min", 0.0))
         self.solved: dict[float, np.ndarray] = {}
         self.tol = tol
 
@@ -116,14 +119,14 @@ def fold_on(
     a = _AlphaOfT(make, t0, z0, J, tol)
     top = max(t0, SAMPLE_T_MIN * FOLD_JUMP)
     ladder = [top / FOLD_JUMP**k for k in range(64) if top / FOLD_JUMP**k >= SAMPLE_T_MIN]
-    first = [_t_end(a)] if t0 < SAMPLE_T_MIN else []
+    first = [a.t_end] if t0 < SAMPLE_T_MIN else []
     for t in sorted(first + ladder, key=lambda u: abs(math.log(u / t0))):
         a(t)
     values = [_finite_or_inf(sign * a(t)) for t in ladder]
     best = min(range(len(ladder)), key=lambda k: values[k])
     if math.isinf(values[best]):
         return a.fold(ladder[best], "no fixed point near the fold")
-    if best == len(ladder) - 1 and sign * a(_t_end(a)) <= values[best]:
+    if best == len(ladder) - 1 and sign * a(a.t_end) <= values[best]:
         return _bifurcation(a)
     return _refine(a, ladder[best], sign)
 
@@ -159,20 +162,14 @@ def _refine(a: _AlphaOfT, t0: float, sign: float) -> Fold:
     return a.fold(ts[i], f"no extremum of alpha(t) in {FOLD_SAMPLES} samples")
 
 
-def _t_end(a: _AlphaOfT) -> float:
-    """The order parameter at which a branch that bifurcates from the trivial fixed point is
-    evaluated: max(BIFURCATION_T, the system's `t_min`, the smallest one its map evaluates)."""
-    return max(BIFURCATION_T, getattr(a.make(SAMPLE_T_MIN), "t_min", 0.0))
-
-
 def _bifurcation(a: _AlphaOfT) -> Fold:
-    """The end of a branch that bifurcates from the trivial fixed point: alpha at `_t_end`,
+    """The end of a branch that bifurcates from the trivial fixed point: alpha at `a.t_end`,
     solved from the samples. The order parameter's residual is divided by t, so as t -> 0
     this is the trivial point's critical alpha; the symmetry t -> -t of the invariant
     manifold t = 0 makes alpha(t) - alpha(0) even in t, though not smooth at the quadrature
     order (omega 0.3: 8.4e-5 at t = 1e-3, growing about like t^1.6 up to 1e-2), which at
     t = 3e-6 leaves alpha(0) to ~1e-8."""
-    t_end = _t_end(a)
+    t_end = a.t_end
     if not math.isfinite(a(t_end)):
         return Fold(t_end, None, a.J, a.evaluations, "no fixed point as t -> 0")
     return a.fold(t_end, "converged (bifurcation, t -> 0)")

@@ -35,6 +35,7 @@ from ..transitions.scan import (
     SPINODAL_STEPS,
     GaussHermiteReplica,
     ScramblingReplica,
+    mean_and_error,
     replica_roots,
 )
 from .family import family_model
@@ -121,10 +122,7 @@ def _combine(values: list[float], gauss_hermite: bool) -> tuple[float, float, in
         if not math.isfinite(main):
             return math.nan, math.nan, len(found)
         return main, abs(main - check) if math.isfinite(check) else math.nan, len(found)
-    if not found:
-        return math.nan, math.nan, 0
-    err = float(np.std(found, ddof=1) / math.sqrt(len(found))) if len(found) > 1 else math.nan
-    return float(np.mean(found)), err, len(found)
+    return (*mean_and_error(values), len(found))
 
 
 def _on_grid(scan) -> list[bool]:

@@ -245,7 +245,9 @@ def replica_roots(
     )
 
 
-def _mean_and_error(roots: list[float]) -> tuple[float, float]:
+def mean_and_error(roots: list[float]) -> tuple[float, float]:
+    """The mean of the finite values (NaN without any) and its standard error (NaN with fewer
+    than two)."""
     found = [x for x in roots if math.isfinite(x)]
     if not found:
         return math.nan, math.nan
@@ -257,7 +259,7 @@ def _record(p: ModelParams, alphas: list[float], replicas: list[dict], **fields)
     """The record with each branch's end averaged over the replicas where it lies in the
     window (Gauss-Hermite: the main order's alone, the first replica)."""
     ends = {
-        branch: _mean_and_error([r[branch].spinodal(lower=lower) for r in replicas])[0]
+        branch: mean_and_error([r[branch].spinodal(lower=lower) for r in replicas])[0]
         for branch, lower in (("semantic", True), ("positional", False))
     }
     return Transitions(
@@ -307,8 +309,8 @@ def _scan_scramblings(
         replica_roots(alphas, ScramblingReplica(p, channel, k, curves), eps_lin)
         for k, channel in enumerate(channels)
     ]
-    alpha_c, alpha_c_err = _mean_and_error([r["alpha_c"] for r in per])
-    alpha_l, alpha_l_err = _mean_and_error([r["alpha_l"] for r in per])
+    alpha_c, alpha_c_err = mean_and_error([r["alpha_c"] for r in per])
+    alpha_l, alpha_l_err = mean_and_error([r["alpha_l"] for r in per])
     slopes = [r["slope"] for r in per]
     slope = float(np.nanmean(slopes)) if np.isfinite(slopes).any() else math.nan
     if math.isfinite(slope) and slope != 0:

@@ -11,10 +11,8 @@ interpolation bound. A branch's end carries no interpolation bound of its own: i
 spread over replicas plus the bisection's resolution (`SPINODAL_STEPS` halvings of the grid
 step). A quantity that does not exist gets NaN and a status saying why.
 
-The simplex family's positional fixed point has every column positional (M proportional to an
-orthogonal matrix), which no pinned branch of the engine holds; it is followed with nothing
-pinned from M = 0.2 I, theta = 0, and counts as on its branch while M is non-zero and theta is
-not (`FreeReplica`).
+The simplex family's positional branch (L >= 3) has every column positional, held on the
+manifold symmetric under the token permutations (the engine's simplex branch, docs/scaling.md §1).
 """
 
 from __future__ import annotations
@@ -29,8 +27,9 @@ import numpy as np
 from ..params import ModelParams
 from ..theory import QMC, GaussHermite, Method, NonConvergenceWarning
 from ..theory.baseline import linear_test_error_qmc
+from ..theory.branches import SIMPLEX_BRANCH
 from ..theory.overlaps import MatrixOverlaps
-from ..theory.qmc.engine import make_channels, qmc_curve, solve_one, solve_qmc
+from ..theory.qmc.engine import make_channels, qmc_curve, solve_qmc
 from ..transitions.scan import (
     SPINODAL_STEPS,
     GaussHermiteReplica,
@@ -43,43 +42,6 @@ from .settings import ScanSettings
 
 FREE = "free"  # a branch name the engine pins nothing on
 MIXED_STARTS = 3  # alphas of the search for mixed fixed points
-
-
-class FreeReplica(ScramblingReplica):
-    """A scrambling whose positional branch is solved with nothing pinned (the simplex family):
-    on its branch where the largest |M| exceeds QMC.on_branch and the largest |theta| does not."""
-
-    def solve_near(self, alpha, near, branch):
-        return solve_one(
-            alpha, self.p, near.overlaps, FREE if branch == "positional" else branch, self.channel
-        )
-
-    def on_branch(self, point, branch):
-        if branch != "positional":
-            return super().on_branch(point, branch)
-        if point is None or point.overlaps is None or not point.converged:
-            return False
-        o = point.overlaps
-        return bool(np.abs(o.M).max() > QMC.on_branch >= np.abs(o.theta).max())
-
-
-def simplex_start(p: ModelParams) -> MatrixOverlaps:
-    """Every column positional: M = 0.2 I (K = r = L - 1), q = V = I (the engine's positional
-    start per column), theta = 0."""
-    r = p.rank
-    return MatrixOverlaps(q=np.eye(r), M=0.2 * np.eye(p.K, r), theta=np.zeros((1, r)), V=np.eye(r))
-
-
-def free_curve(alphas, p: ModelParams, method: QMC, channels, start: MatrixOverlaps) -> list:
-    """The fixed points solved with nothing pinned along increasing alpha, each warm from the
-    previous one's first scrambling (the first from `start`)."""
-    out: dict[int, Any] = {}
-    for i in sorted(range(len(alphas)), key=lambda i: alphas[i]):
-        res = solve_qmc(alphas[i], p, start, FREE, method, channels=channels)
-        out[i] = res
-        if res.converged and res.solutions and res.solutions[0].overlaps is not None:
-            start = res.solutions[0].overlaps
-    return [out[i] for i in range(len(alphas))]
 
 
 def _replica_results(
@@ -97,17 +59,13 @@ def _replica_results(
     curves = {
         "semantic": qmc_curve(alphas, p, "semantic", method, channels=channels, progress=progress)
     }
-    if family == "simplex" and p.L > 2:
-        curves["positional"] = free_curve(alphas, p, method, channels, simplex_start(p))
-        replica: type[ScramblingReplica] = FreeReplica
-    else:
-        curves["positional"] = qmc_curve(
-            alphas, p, "positional", method, channels=channels, progress=progress
-        )
-        replica = ScramblingReplica
+    positional = SIMPLEX_BRANCH if family == "simplex" and p.L > 2 else "positional"
+    curves["positional"] = qmc_curve(
+        alphas, p, positional, method, channels=channels, progress=progress
+    )
     eps_lin, eps_lin_err = linear_test_error_qmc(p)
     per = [
-        replica_roots(alphas, replica(p, channel, k, curves), eps_lin)
+        replica_roots(alphas, ScramblingReplica(p, channel, k, curves, positional), eps_lin)
         for k, channel in enumerate(channels)
     ]
     return per, eps_lin, eps_lin_err, channels

@@ -3,7 +3,8 @@ alpha, for every channel.
 
 A branch is named by the order parameters it has: semantic (theta != 0), positional (M != 0),
 trivial (neither), mixed (rank >= 2: one column of each), clustered (correlated tokens: aligned
-with the cluster means). Each channel supplies its starting overlaps and the overlaps it pins to
+with the cluster means); simplex_positional is the positional branch with every column
+positional. Each channel supplies its starting overlaps and the overlaps it pins to
 zero on a branch (its invariant manifold); `follow_branch` is the one continuation loop.
 """
 
@@ -15,10 +16,19 @@ from .._core.progress import progress_bar
 from .result import TheoryResult
 
 BRANCHES = ("semantic", "positional", "trivial", "mixed", "clustered")
+# every column positional, held symmetric under the token permutations (simplex encodings,
+# rank L - 1; docs/scaling.md §1): its fixed points are of kind positional
+SIMPLEX_BRANCH = "simplex_positional"
 
 # solve_point(alpha, done): the fixed point at alpha, cold when `done` is empty, else warm from
 # the consecutive converged points of the branch found so far (the last one is the nearest)
 PointSolver = Callable[[float, list[TheoryResult]], TheoryResult]
+
+
+def branch_kind(branch: str) -> str:
+    """The `TheoryResult.kind` of a branch's fixed points: its name, positional for the simplex
+    branch."""
+    return "positional" if branch == SIMPLEX_BRANCH else branch
 
 
 def continuation_order(alphas: Sequence[float], branch: str) -> list[int]:
@@ -46,6 +56,6 @@ def follow_branch(
     for i in order:
         res = solve_point(alphas[i], done)
         results[i] = res
-        reached = reached or res.kind == branch
+        reached = reached or res.kind == branch_kind(branch)
         done = done + [res] if res.converged and reached else []
     return [results[i] for i in range(len(alphas))]

@@ -88,10 +88,19 @@ class GaussHermiteReplica(Replica):
 
 class ScramblingReplica(Replica):
     """Scrambling k of a QMC method: the grid's fixed points are that scrambling's `Solution`s
-    of curves solved on all scramblings at once (`curves`)."""
+    of curves solved on all scramblings at once (`curves`); `positional` names the engine branch
+    that solves the positional scan (the simplex branch for the simplex encodings)."""
 
-    def __init__(self, p: ModelParams, channel: QMCChannel, k: int, curves: dict):
+    def __init__(
+        self,
+        p: ModelParams,
+        channel: QMCChannel,
+        k: int,
+        curves: dict,
+        positional: str = "positional",
+    ):
         self.p, self.channel, self.k, self.curves = p, channel, k, curves
+        self.positional = positional  # the engine branch the positional scan solves
 
     def curve(self, alphas, branch):
         return [
@@ -99,7 +108,8 @@ class ScramblingReplica(Replica):
         ]
 
     def solve_near(self, alpha, near, branch):
-        return solve_one(alpha, self.p, near.overlaps, branch, self.channel)
+        engine_branch = self.positional if branch == "positional" else branch
+        return solve_one(alpha, self.p, near.overlaps, engine_branch, self.channel)
 
     def on_branch(self, point: Solution | None, branch):
         if point is None or point.overlaps is None or not point.converged:

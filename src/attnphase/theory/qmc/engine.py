@@ -20,7 +20,7 @@ from scipy.optimize import linear_sum_assignment
 from ...params import TIED, Mixture, ModelParams, Tied, Untied, Variant
 from .. import overlaps as ge
 from ..baseline import linear_test_error_qmc
-from ..branches import follow_branch
+from ..branches import SIMPLEX_BRANCH, follow_branch
 from ..iterate import InadmissibleStep, StageOptions, iterate_checked
 from ..method import QMC
 from ..result import HAT_KEYS, OVERLAP_KEYS, TheoryResult
@@ -36,7 +36,7 @@ COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
 # took twice the iterations of 0.5)
 # and on the clustered branch 0.9: its multiplier in m_mu is ~ -9.5 at N = 3 (the damped
 # factor 0.9 - 0.1 * 9.5 ~ 0; at 0.5 its cold start fell back to m_mu = 0)
-COARSE_DAMPING = {"positional": 0.8, "mixed": 0.8, "clustered": 0.9}
+COARSE_DAMPING = {"positional": 0.8, SIMPLEX_BRANCH: 0.8, "mixed": 0.8, "clustered": 0.9}
 COARSE_DAMPING_DEFAULT = 0.5
 COLLAPSED = QMC.on_branch  # max |M| (positional) or |theta| (semantic): fell to the trivial point
 # step of the finite difference in m_mu that measures its multiplier (correlated tokens; the map
@@ -65,7 +65,8 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
     semantic: every column aligned with the teacher; positional: column 1 along the first
     encoding direction (M = (0.2, 0, ...): any M of rank one is this up to a rotation of the
     columns), the others trivial; mixed (r >= 2): column 1 semantic, column 2 positional;
-    trivial. untied: the tied start in both the query and the key columns (Q_Q = Q_K, made
+    trivial; simplex_positional: M = 0.2 I (every column along its own encoding direction).
+    untied: the tied start in both the query and the key columns (Q_Q = Q_K, made
     admissible by a 10% independent part in q). mixture: the mean rows m_mu = 0 (the
     invariant manifold of docs/theory-mixtures.md §3, whose stability `mean_multiplier`
     measures), except on the clustered branch: the semantic start with m_mu = 0.2 along the
@@ -86,7 +87,10 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
     q = 0.02 * np.eye(r)
     M = np.zeros((K, r))
     theta = np.zeros((t, r))
-    if branch == "semantic":
+    if branch == SIMPLEX_BRANCH:
+        check_simplex(p)
+        M = 0.2 * np.eye(K, r)
+    elif branch == "semantic":
         q = 0.5 * np.eye(r) + 0.4 * np.ones((r, r))
         theta[0, :] = 0.35 * p.sigma**2 / 0.25 / np.sqrt(r)
     elif branch == "positional":
@@ -125,7 +129,8 @@ def free_overlaps(
       and S(h) = softmax(h h^T) unchanged, so its Mhat and the off-diagonal qhat, Vhat vanish;
     - mixed: column 1 semantic (its M = 0), column 2 positional (its theta = 0), others trivial,
       q, V diagonal: symmetric under flipping column 1 together with y -> -y;
-    - trivial: M = theta = 0.
+    - trivial: M = theta = 0;
+    - simplex_positional: theta = 0; the rest is held on its manifold by `symmetrised`.
     untied (rank 1: r = 2, query and key column): the same symmetries pin M on the semantic
     branch and theta on the positional one (S(-h_Q, -h_K) = S(h_Q, h_K)); flipping one column
     alone is no symmetry (it flips the logits), so nothing else is pinned.
@@ -148,7 +153,7 @@ def free_overlaps(
         M[K:] = 0.0
     if branch in ("semantic", "trivial"):
         M[:] = 0.0
-    if branch in ("positional", "trivial"):
+    if branch in ("positional", "trivial", SIMPLEX_BRANCH):
         theta[:] = 0.0
     if isinstance(variant, Untied):
         if branch == "mixed":
@@ -213,6 +218,50 @@ class Layout:
         stop = self.blocks()[1].stop
         out[stop - self.means * self.r : stop] = 1.0
         return out
+
+
+def is_simplex(p: ModelParams) -> bool:
+    """Whether the simplex branch applies: the tied model with L >= 3, encodings on a regular
+    simplex (C C^T = (1 + 1/(L - 1)) I - 1 1^T/(L - 1), K = L - 1), rank K, a target A invariant
+    under permuting the tokens (one diagonal value, one off-diagonal value) and teacher rank 1."""
+    L, C, A = p.L, p.C_array, p.A_array
+    if not p.is_tied_gaussian or L < 3 or p.K != L - 1 or p.rank != p.K or p.teacher_rank != 1:
+        return False
+    gram = (1.0 + 1.0 / (L - 1)) * np.eye(L) - 1.0 / (L - 1)
+    off = A[~np.eye(L, dtype=bool)]
+    return bool(
+        np.allclose(C @ C.T, gram, atol=1e-12)
+        and np.allclose(np.diag(A), A[0, 0], atol=1e-12)
+        and np.allclose(off, off[0], atol=1e-12)
+    )
+
+
+def check_simplex(p: ModelParams) -> None:
+    """ValueError naming the branch unless `is_simplex(p)`."""
+    if not is_simplex(p):
+        raise ValueError(
+            f"branch {SIMPLEX_BRANCH!r} needs the tied model with L >= 3, simplex encodings "
+            f"(K = L - 1), rank K, teacher rank 1 and a permutation-invariant target; got L = "
+            f"{p.L}, K = {p.K}, rank = {p.rank}"
+        )
+
+
+def symmetrised(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
+    """The overlaps averaged over the token permutations (docs/scaling.md §1). With simplex
+    encodings a permutation of the tokens rotates the K = L - 1 encoding directions by an
+    orthogonal g (the standard representation of the permutations, irreducible); applied to the
+    student's columns as well (a symmetry of the model, `canonical`), it maps M -> g^T M g,
+    q -> g^T q g, V -> g^T V g, theta -> theta g. Its average over all g is, by Schur's lemma,
+    M = (tr M / K) I, q = (tr q / r) I, V = (tr V / r) I, theta = 0: an invariant manifold of the
+    exact map (3 unknowns) that the integration's points, not symmetric themselves, would leave."""
+    r = o.q.shape[0]
+    eye = np.eye(r)
+    return ge.MatrixOverlaps(
+        q=np.trace(o.q) / r * eye,
+        M=np.trace(o.M) / r * eye,
+        theta=np.zeros_like(o.theta),
+        V=np.trace(o.V) / r * eye,
+    )
 
 
 def canonical(o: ge.MatrixOverlaps, variant: Variant = TIED) -> ge.MatrixOverlaps:
@@ -284,8 +333,16 @@ def admissible(o: ge.MatrixOverlaps, rho: np.ndarray) -> bool:
 class QMCMap:
     """x -> pack(overlaps(hats(moments(unpack(x))))) at fixed alpha, pinned parts held at 0."""
 
-    def __init__(self, alpha: float, p: ModelParams, channel: QMCChannel, keep: np.ndarray):
+    def __init__(
+        self,
+        alpha: float,
+        p: ModelParams,
+        channel: QMCChannel,
+        keep: np.ndarray,
+        symmetric: bool = False,
+    ):
         self.alpha, self.p, self.channel, self.keep = alpha, p, channel, keep
+        self.symmetric = symmetric  # held on the simplex branch's manifold (`symmetrised`)
         self.variant = channel.variant
         self.lam = ridge(p)
         self.layout = Layout(channel.r, p.K, p.teacher_rank, self.variant)
@@ -320,7 +377,11 @@ class QMCMap:
             new = ge.overlaps(h, sigma=self.p.sigma, lam=self.lam, rho=self.rho)
         except ArithmeticError as err:
             raise InadmissibleStep(str(err)) from None
-        fx = self.layout.pack(new if self.isotropic else canonical(new, self.variant)) * self.keep
+        if self.symmetric:
+            new = symmetrised(new)
+        elif not self.isotropic:
+            new = canonical(new, self.variant)
+        fx = self.layout.pack(new) * self.keep
         if not np.all(np.isfinite(fx)):
             raise InadmissibleStep("non-finite overlaps")
         return fx, (h, m)
@@ -329,7 +390,7 @@ class QMCMap:
 def collapsed(layout: Layout, x: np.ndarray, branch: str) -> bool:
     """Whether a semantic (positional) iterate's theta (M) has fallen below COLLAPSED."""
     _, bM, bT, _ = layout.blocks()
-    block = {"semantic": bT, "positional": bM}.get(branch)
+    block = {"semantic": bT, "positional": bM, SIMPLEX_BRANCH: bM}.get(branch)
     return block is not None and float(np.abs(x[block]).max()) < COLLAPSED
 
 
@@ -409,8 +470,11 @@ def solve_one(
     variant = channel.variant
     layout = Layout(channel.r, p.K, p.teacher_rank, variant)
     keep = layout.mask(branch)
-    x = layout.pack(canonical(start, variant)) * keep
-    fine = QMCMap(alpha, p, channel, keep)
+    symmetric = branch == SIMPLEX_BRANCH
+    if symmetric:
+        check_simplex(p)
+    x = layout.pack(symmetrised(start) if symmetric else canonical(start, variant)) * keep
+    fine = QMCMap(alpha, p, channel, keep, symmetric)
     kw: StageOptions = {"admissible": fine.admissible, "damping": damping, "max_iter": max_iter}
     iterations = 0
     if coarse is not None:
@@ -419,7 +483,7 @@ def solve_one(
         # alpha 0.8 the positional branch is lost on 128 points for a quarter of the
         # scramblings and on 1024 points for none of 20): only they can tell a collapse.
         for stage in (coarse, channel):
-            rough = QMCMap(alpha, p, stage, keep)
+            rough = QMCMap(alpha, p, stage, keep, symmetric)
             damped: StageOptions = {
                 **kw,
                 "damping": COARSE_DAMPING.get(branch, COARSE_DAMPING_DEFAULT),
@@ -434,14 +498,14 @@ def solve_one(
             x = layout.pack(oriented(layout.unpack(pre.x), pre.aux[0], variant)[0]) * keep
             if not pre.converged and collapsed(layout, x, branch):
                 keep = layout.mask("trivial")
-                x, fine = x * keep, QMCMap(alpha, p, channel, keep)
+                x, fine = x * keep, QMCMap(alpha, p, channel, keep, symmetric)
     rep = iterate_checked(fine, x, tol=tol, anderson=anderson, **kw)
     iterations += rep.iterations
     if not rep.converged and rep.aux is not None and collapsed(layout, rep.x, branch):
         # the branch's order parameter decays geometrically to zero, which a relative
         # convergence test never accepts: finish on the trivial manifold
         keep = layout.mask("trivial")
-        fine = QMCMap(alpha, p, channel, keep)
+        fine = QMCMap(alpha, p, channel, keep, symmetric)
         rep = iterate_checked(fine, rep.x * keep, tol=tol, anderson=anderson, **kw)
         iterations += rep.iterations
     if rep.aux is None or not (rep.converged or rep.status == "maximum iterations reached"):

@@ -11,7 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnphase.scaling import ScanSettings, scaling_point
+from attnphase.scaling import ScanSettings, family_model, scaling_point
+from attnphase.theory import QMC
+from attnphase.theory.qmc.engine import qmc_curve
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 # the exact engine's transitions at omega 0.3 (docs/findings.md), quoted to 4 decimals
@@ -88,3 +90,20 @@ def test_three_tokens_alpha_c_at_the_findings_settings():
     ref, ref_err = L3["alpha_c"]
     assert row["alpha_c_status"] == "found" and row["alpha_c_err"] < 0.01
     assert within(row["alpha_c"], row["alpha_c_err"], ref, ref_err), row["alpha_c"]
+
+
+@pytest.mark.slow
+def test_simplex_three_tokens_branches_cross_where_the_scan_says():
+    """41 s measured beside two scans. The simplex family at L = 3, omega 0.3: the scan
+    (docs/scaling.md §3, 512 points x 4) puts alpha_c at 0.827 +- 0.010. Followed directly
+    over 0.6 and 1.1 (on either side; both branches exist there), the positional branch
+    (`simplex_positional`) has the lower training loss below alpha_c and the semantic branch
+    above it; a root on the wrong side, or a positional branch that is not there, fails."""
+    p = family_model(3, 0.3, "simplex")
+    losses = {}
+    for branch in ("semantic", "simplex_positional"):
+        for res in qmc_curve([0.6, 1.1], p, branch, QMC(512, 4)):  # continued from a cold end
+            assert res.kind == ("semantic" if branch == "semantic" else "positional")
+            losses[res.alpha, branch] = res.train_loss
+    assert losses[0.6, "simplex_positional"] < losses[0.6, "semantic"]
+    assert losses[1.1, "semantic"] < losses[1.1, "simplex_positional"]

@@ -20,7 +20,7 @@ from scipy.optimize import linear_sum_assignment
 from ...params import TIED, Mixture, ModelParams, Tied, Untied, Variant
 from .. import overlaps as ge
 from ..baseline import linear_test_error_qmc
-from ..branches import SIMPLEX_BRANCH, follow_branch
+from ..branches import SIMPLEX_BRANCH, branch_kind, follow_branch
 from ..iterate import InadmissibleStep, StageOptions, iterate_checked
 from ..method import QMC
 from ..result import HAT_KEYS, OVERLAP_KEYS, TheoryResult
@@ -36,7 +36,7 @@ COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
 # took twice the iterations of 0.5)
 # and on the clustered branch 0.9: its multiplier in m_mu is ~ -9.5 at N = 3 (the damped
 # factor 0.9 - 0.1 * 9.5 ~ 0; at 0.5 its cold start fell back to m_mu = 0)
-COARSE_DAMPING = {"positional": 0.8, SIMPLEX_BRANCH: 0.8, "mixed": 0.8, "clustered": 0.9}
+COARSE_DAMPING = {"positional": 0.8, "mixed": 0.8, "clustered": 0.9}  # by `branch_kind`
 COARSE_DAMPING_DEFAULT = 0.5
 COLLAPSED = QMC.on_branch  # max |M| (positional) or |theta| (semantic): fell to the trivial point
 # step of the finite difference in m_mu that measures its multiplier (correlated tokens; the map
@@ -390,7 +390,7 @@ class QMCMap:
 def collapsed(layout: Layout, x: np.ndarray, branch: str) -> bool:
     """Whether a semantic (positional) iterate's theta (M) has fallen below COLLAPSED."""
     _, bM, bT, _ = layout.blocks()
-    block = {"semantic": bT, "positional": bM, SIMPLEX_BRANCH: bM}.get(branch)
+    block = {"semantic": bT, "positional": bM}.get(branch_kind(branch))
     return block is not None and float(np.abs(x[block]).max()) < COLLAPSED
 
 
@@ -486,7 +486,7 @@ def solve_one(
             rough = QMCMap(alpha, p, stage, keep, symmetric)
             damped: StageOptions = {
                 **kw,
-                "damping": COARSE_DAMPING.get(branch, COARSE_DAMPING_DEFAULT),
+                "damping": COARSE_DAMPING.get(branch_kind(branch), COARSE_DAMPING_DEFAULT),
             }
             pre = iterate_checked(rough, defined_start(rough, x, layout), tol=1e-3, **damped)
             iterations += pre.iterations

@@ -5,6 +5,10 @@ Rows (the default accuracy everywhere unless said):
   exact-cold      an exact L = 2 fixed point solved cold at alpha 1.5, semantic and positional
                   (after compilation: a first solve at another alpha)
   exact-warm      one point of a warm-started L = 2 learning curve (21 alphas 0.5..2.5, mean)
+  l2-curve        an L = 2 learning curve of both branches, 24 alphas 0.2..2.5, the default
+                  accuracy with errors (after compilation)
+  find-transitions  `find_transitions(ModelParams())`: alpha_c, alpha_l with errors
+  qmc-l3-2048     a QMC L = 3 semantic fixed point at alpha 2, 2048 points x 4 scramblings
   qmc-l3          a QMC L = 3 semantic fixed point at alpha 2, cold, and warm (the second
                   point of a learning curve at alpha 2, 2.05, less a cold solve's time)
   qmc-l3-pos      a QMC L = 3 positional fixed point at alpha 0.8 at tolerance 1e-3
@@ -37,7 +41,7 @@ PRELUDE = """
 import json, time, warnings
 warnings.simplefilter("ignore")
 import numpy as np
-from attnphase import ModelParams, solve, learning_curve, QMC
+from attnphase import ModelParams, solve, learning_curve, learning_curves, QMC
 """
 
 L3 = "A=((0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6))"
@@ -79,6 +83,41 @@ t = time.perf_counter(); c = learning_curve(alphas, p, branch="semantic")
 t1 = time.perf_counter() - t
 t = time.perf_counter(); solve(0.5, p, branch="semantic"); cold = time.perf_counter() - t
 print(json.dumps({"seconds": (t1 - cold) / 20, "q": c[-1].q}))
+""",
+        )
+    ],
+    "l2-curve": [
+        (
+            "L=2 curve, 24 alphas, both branches, errors",
+            """
+p = ModelParams()
+solve(1.0, p, branch="semantic")
+alphas = list(np.linspace(0.2, 2.5, 24))
+t = time.perf_counter(); c = learning_curves(alphas, p)
+print(json.dumps({"seconds": time.perf_counter() - t, "q": c[-1].q}))
+""",
+        )
+    ],
+    "find-transitions": [
+        (
+            "find_transitions(ModelParams())",
+            """
+from attnphase import find_transitions
+solve(1.0, ModelParams(), branch="semantic")
+t = time.perf_counter(); tr = find_transitions(ModelParams())
+print(json.dumps({"seconds": time.perf_counter() - t, "alpha_c": tr.alpha_c}))
+""",
+        )
+    ],
+    "qmc-l3-2048": [
+        (
+            "QMC L=3 semantic alpha 2, 2048 x 4",
+            f"""
+p = ModelParams({L3})
+solve(2.0, p, branch="semantic", method=QMC(points=256, randomisations=2))
+t = time.perf_counter()
+r = solve(2.0, p, branch="semantic", method=QMC(points=2048, randomisations=4))
+print(json.dumps({{"seconds": time.perf_counter() - t, "q": float(np.ravel(r.q)[0])}}))
 """,
         )
     ],

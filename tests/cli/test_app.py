@@ -295,9 +295,14 @@ BAD_INPUT = [
     (["theory", "--encoding", "1,nan"], "--encoding: encodings must have finite entries"),
     (["theory", "--encoding", "1,x"], "--encoding must be comma-separated numbers"),
     (["theory", "--engine", "exact"], "--engine: engine must be one of"),
-    (["theory", "--rank", "2", "--engine", "l2"], "--engine: engine l2 solves only L = 2"),
+    (
+        ["theory", "--rank", "2", "--engine", "gauss-hermite"],
+        "--engine: engine gauss-hermite solves",
+    ),
+    (["theory", "--engine", "l2"], "--engine: 'l2' is now called 'gauss-hermite'"),
+    (["transition", "--engine", "general"], "--engine: 'general' is now called 'qmc'"),
     (["theory", "--branch", "mixed"], "--branch must be one of"),
-    (["theory", "--engine", "general", "--points", "1"], "--points and --randomisations"),
+    (["theory", "--engine", "qmc", "--points", "1"], "--points and --randomisations"),
     # requests larger than the machine, refused with the estimate before any work
     (["simulate", "--d", "10000000"], "--d: d = 10000000 with n = 5000000 training"),
     (["simulate", "--d", "3000000", "--alpha", "100"], "--d: d = 3000000 with n = 300000000"),
@@ -311,12 +316,12 @@ BAD_INPUT = [
     (["sweep", "--grid", "alpha=1e300", "--store", "s.sqlite"], "--grid: alpha must be <="),
     (["sweep", "--grid", "alpha=1", "--set", "omega=3", "--store", "s.sqlite"], "--set: omega"),
     # Sobol points are powers of two
-    (["theory", "--engine", "general", "--points", "3"], "--points must be a power of two"),
-    (["theory", "--engine", "general", "--points", "1000"], "--points must be a power of two"),
-    (["transition", "--engine", "general", "--points", "1000"], "--points must be a power of"),
+    (["theory", "--engine", "qmc", "--points", "3"], "--points must be a power of two"),
+    (["theory", "--engine", "qmc", "--points", "1000"], "--points must be a power of two"),
+    (["transition", "--engine", "qmc", "--points", "1000"], "--points must be a power of"),
     (["trust", "--points", "3"], "--points: points must be a power of two"),
     # a branch the model does not have, with what it would need
-    (["theory", "--branch", "mixed", "--engine", "general"], "--branch must be one of"),
+    (["theory", "--branch", "mixed", "--engine", "qmc"], "--branch must be one of"),
     (["theory", "--branch", "clustered"], "--branch must be one of"),
     # a store is an SQLite file
     (["sweep", "--grid", "alpha=1", "--store", "results.csv"], "--store: a store is an SQLite"),

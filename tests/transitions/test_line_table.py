@@ -57,7 +57,7 @@ def synthetic(monkeypatch):
 
 
 def table(values, store):
-    return line_table.transition_table(
+    return line_table.stored_lines(
         ModelParams(), values, store=store, backend="serial", workers=1, alpha_max=5.0
     )
 
@@ -104,9 +104,9 @@ def test_a_failing_segment_keeps_its_finished_points_and_a_rerun_completes(synth
 def test_bad_lines_and_ranges_are_refused_before_a_store_is_created(tmp_path):
     store = tmp_path / "lines.sqlite"
     with pytest.raises(ValueError, match="lines must be"):
-        line_table.transition_table(ModelParams(), [0.3], store=store, names=["alpha_x"])
+        line_table.stored_lines(ModelParams(), [0.3], store=store, names=["alpha_x"])
     with pytest.raises(ValueError, match="alpha_min"):
-        line_table.transition_table(ModelParams(), [0.3], store=store, alpha_min=2, alpha_max=1)
+        line_table.stored_lines(ModelParams(), [0.3], store=store, alpha_min=2, alpha_max=1)
     assert not store.exists()
 
 
@@ -140,7 +140,7 @@ def test_qmc_lines_run_on_every_scrambling_and_combine(synthetic, tmp_path):
 
     store = tmp_path / "lines.sqlite"
     kw = dict(store=store, backend="serial", method=QMC(64, 2), names=["alpha_c"])
-    df = line_table.transition_table(ModelParams(omega=0.3), [0.3, 0.4], **kw)
+    df = line_table.stored_lines(ModelParams(omega=0.3), [0.3, 0.4], **kw)
     assert Counter.scans == 2
     for s, alpha, err, status in zip(
         df["omega"], df["alpha_c"], df["alpha_c_err"], df["alpha_c_status"], strict=True
@@ -148,7 +148,7 @@ def test_qmc_lines_run_on_every_scrambling_and_combine(synthetic, tmp_path):
         assert status == "converged" and err == 0.0
         assert alpha == pytest.approx(exact(s), rel=1e-9)
     evaluations = Counter.evaluations
-    again = line_table.transition_table(ModelParams(omega=0.3), [0.3, 0.4], **kw)
+    again = line_table.stored_lines(ModelParams(omega=0.3), [0.3, 0.4], **kw)
     assert (
         Counter.evaluations == evaluations and again["alpha_c"].tolist() == df["alpha_c"].tolist()
     )
@@ -166,7 +166,7 @@ def test_qmc_lines_through_a_store_equal_the_in_process_lines(tmp_path):
 
     p, store = ModelParams(omega=0.3), tmp_path / "lines.sqlite"
     kw = dict(alpha_min=1.0, alpha_max=1.6, method=QMC(256, 2), names=["alpha_c"])
-    df = line_table.transition_table(p, [0.3], store=store, backend="serial", **kw)
+    df = line_table.stored_lines(p, [0.3], store=store, backend="serial", **kw)
     (pt,) = transition_lines(p, [0.3], **kw)["alpha_c"]
     row = df.iloc[0]
     assert row["alpha_c_status"] == pt.status == "converged", row["alpha_c_status"]

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from attnphase import GaussHermite, ModelParams, TheoryResult, find_transitions, transitions
 from attnphase.cli import app
+from attnphase.theory import replicas
 from attnphase.transitions import bracket_sign_changes, refine_or_interpolate, refine_root
 
 
@@ -118,7 +119,8 @@ def _synthetic(alpha: float, branch: str, order, converged: bool = True) -> Theo
 def test_interpolated_roots_are_flagged_and_their_error_counted(
     monkeypatch, branch_solvable_inside_brackets
 ):
-    """find_transitions on synthetic branches (learning_curve and solve replaced): when the
+    """find_transitions on synthetic branches (learning_curve, solve and the baseline replaced
+    in the replicas' module): when the
     re-solves inside the brackets succeed, Brent finds the exact roots and nothing is flagged;
     when they leave the branch, each root is the linear interpolation x of its bracket (lo, hi),
     flagged, and its error is |x - x_check| + 2 b + b_check with b = max(x - lo, hi - x)."""
@@ -131,8 +133,9 @@ def test_interpolated_roots_are_flagged_and_their_error_counted(
         on_grid = np.isclose(alpha, grid, rtol=0, atol=1e-12).any()
         return _synthetic(alpha, branch, method.order, branch_solvable_inside_brackets or on_grid)
 
-    monkeypatch.setattr(transitions.scan, "learning_curve", curve)
-    monkeypatch.setattr(transitions.scan, "solve", resolve)
+    monkeypatch.setattr(replicas, "learning_curve", curve)
+    monkeypatch.setattr(replicas, "solve", resolve)
+    monkeypatch.setattr(replicas, "linear_test_error", lambda p: EPS_LIN)
     t = find_transitions(
         alpha_min=0.6, alpha_max=2.0, num=8, method=GaussHermite(ORDERS[0], ORDERS[1])
     )
@@ -168,9 +171,9 @@ def test_transition_cli_engine_options_are_checked_before_any_work(monkeypatch):
     monkeypatch.setattr(transitions, "find_transitions", unreachable)
     runner = CliRunner()
     for args, name in (
-        (["--engine", "l2", "--A", "0.6,0.2,0.2,0.2,0.6,0.2,0.2,0.2,0.6"], "--engine"),
+        (["--engine", "gauss-hermite", "--A", "0.6,0.2,0.2,0.2,0.6,0.2,0.2,0.2,0.6"], "--engine"),
         (["--engine", "foo"], "--engine"),
-        (["--engine", "general", "--points", "1"], "--points"),
+        (["--engine", "qmc", "--points", "1"], "--points"),
         (["--rank", "0"], "--rank"),
         (["--encoding", "1,0,-1"], "--encoding"),
     ):

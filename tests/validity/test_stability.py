@@ -156,7 +156,7 @@ def test_cli_theory_stability_json():
     res = CliRunner().invoke(
         app,
         ["theory", "--alpha", "3", "--branch", "semantic", "--stability", "--format", "json"]
-        + ["--engine", "general", "--points", "256", "--randomisations", "2"],
+        + ["--engine", "qmc", "--points", "256", "--randomisations", "2"],
     )
     assert res.exit_code == 0, res.output
     rec = json.loads(res.stdout)
@@ -166,7 +166,7 @@ def test_cli_theory_stability_json():
     plain = CliRunner().invoke(
         app,
         ["theory", "--alpha", "3", "--branch", "semantic", "--format", "json"]
-        + ["--engine", "general", "--points", "256", "--randomisations", "2"],
+        + ["--engine", "qmc", "--points", "256", "--randomisations", "2"],
     )
     rec = json.loads(plain.stdout)
     assert (rec[0] if isinstance(rec, list) else rec)["rs_stability"] is None  # NaN -> null

@@ -11,6 +11,7 @@ import typer
 from .._core.interrupt import Interrupted
 from ..params import ModelParams, variant_of
 from ..theory import (
+    CHECK_ORDER,
     DEFAULT_ORDER,
     DEFAULT_POINTS,
     DEFAULT_RANDOMISATIONS,
@@ -18,7 +19,8 @@ from ..theory import (
     GaussHermite,
     Method,
 )
-from ..theory.method import exact_refusal, qmc_seconds
+from ..theory.branches import MIXTURE_BRANCH
+from ..theory.method import METHODS, exact_refusal
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -69,7 +71,10 @@ UNTIED_COLUMNS = ["q_query", "q_key", "m_query", "m_key", "theta_query", "theta_
 MIXTURE_COLUMNS = ["m_mean", "mean_multiplier", "mean_multiplier_err"]
 
 
-EngineOpt = Annotated[str, typer.Option(help="auto (l2 for L=2, r=t=1) | l2 | general")]
+EngineOpt = Annotated[
+    str,
+    typer.Option(help="auto (gauss-hermite for L=2, r=t=1, else qmc) | gauss-hermite | qmc"),
+]
 RandomisationsOpt = Annotated[
     int, typer.Option(help="general: independent scramblings (error bars)")
 ]
@@ -78,41 +83,51 @@ RandomisationsOpt = Annotated[
 PointsOpt = Annotated[int, typer.Option(help="general: Sobol points per scrambling (+ antithetic)")]
 
 
-ENGINES = ("auto", "l2", "general")
+ENGINES = ("auto", *METHODS)
+RENAMED = {"l2": GaussHermite.name, "general": QMC.name}  # the engines' names before 0.2
 WARN_SECONDS, REFUSE_SECONDS = 120.0, 3 * 3600.0  # one fixed point's estimated duration
 
 
 def method_for(
-    engine: str, p: ModelParams, order: tuple[int, int], points: int, randomisations: int
+    engine: str,
+    p: ModelParams,
+    order: tuple[int, int],
+    points: int,
+    randomisations: int,
+    check_order: tuple[int, int] = CHECK_ORDER,
 ) -> Method:
-    """The integration method the --engine, --order, --points and --randomisations options
-    ask for: l2 is Gauss-Hermite, general QMC, auto Gauss-Hermite where it applies."""
+    """The integration method the --engine, --order (--check-order), --points and
+    --randomisations options ask for: gauss-hermite, qmc, or auto (gauss-hermite where it
+    applies); the old names l2 and general are refused with the new ones."""
+    if engine in RENAMED:
+        raise UsageError(f"--engine: {engine!r} is now called {RENAMED[engine]!r}")
     if engine not in ENGINES:
         raise UsageError(f"--engine: engine must be one of {ENGINES}, got {engine!r}")
     if points < 2 or randomisations < 2:
         raise UsageError(
             f"--points and --randomisations must be >= 2, got {points}, {randomisations}"
         )
-    if engine != "l2" and points & (points - 1):
+    if engine != GaussHermite.name and points & (points - 1):
         raise UsageError(f"--points must be a power of two (e.g. 1024, 8192), got {points}")
     if engine == "auto":
-        engine = "l2" if p.is_l2 else "general"
-    refusal = exact_refusal(p) if engine == "l2" else None
+        engine = GaussHermite.name if p.is_l2 else QMC.name
+    exact = engine == GaussHermite.name
+    refusal = exact_refusal(p) if exact else None
     if refusal is not None:
-        raise UsageError(f"--engine: engine l2 {refusal} (use --engine general)")
+        raise UsageError(f"--engine: engine {engine} {refusal} (use --engine {QMC.name})")
     try:
-        method = GaussHermite(order) if engine == "l2" else QMC(points, randomisations)
+        method: Method = GaussHermite(order, check_order) if exact else QMC(points, randomisations)
     except ValueError as err:
         raise usage(err) from None
-    if isinstance(method, QMC) and qmc_seconds(p, method) > REFUSE_SECONDS:
+    if method.seconds(p) > REFUSE_SECONDS:
         raise UsageError(f"--rank: {_duration(p, method)}; lower --rank or --points")
     return method
 
 
-def _duration(p: ModelParams, method: QMC) -> str:
+def _duration(p: ModelParams, method: Method) -> str:
     return (
         f"one fixed point at rank {p.rank}, L = {p.L} takes roughly "
-        f"{qmc_seconds(p, method) / 60:.3g} min (its cost grows like points x randomisations "
+        f"{method.seconds(p) / 60:.3g} min (its cost grows like points x randomisations "
         "x (rank L)^2)"
     )
 
@@ -120,7 +135,7 @@ def _duration(p: ModelParams, method: QMC) -> str:
 def warn_duration(p: ModelParams, method: Method) -> None:
     """One line on stderr when a QMC fixed point is estimated to take over WARN_SECONDS (those
     over REFUSE_SECONDS are refused by `method_for`); call it once the input is checked."""
-    if isinstance(method, QMC) and qmc_seconds(p, method) > WARN_SECONDS:
+    if method.seconds(p) > WARN_SECONDS:
         typer.secho(f"warning: {_duration(p, method)}", err=True, fg="yellow")
 
 
@@ -168,8 +183,7 @@ def theory(
     """State-evolution fixed points along alpha (docs/theory.md §3-§4; §7 for any L, r, t).
     --clusters K --label-correlation RHO [--cluster-norm N]: correlated tokens
     (docs/theory-mixtures.md; the mean overlaps m_mean are solved for, not assumed zero)."""
-    from ..theory.gauss_hermite.engine import BRANCHES as EXACT_BRANCHES
-    from ..theory.qmc.engine import MIXTURE_BRANCH, QMC_BRANCHES, check_variant
+    from ..theory.engine import check_model
 
     try:
         alphas = parse_alphas(alpha)
@@ -181,7 +195,7 @@ def theory(
         try:
             variant = variant_of(untied, clusters, label_correlation, cluster_norm)
             p = dataclasses.replace(p, variant=variant)
-            check_variant(p)  # what the QMC channel solves: untied at rank 1, K^L sequences
+            check_model(p)  # what the channels solve: untied at rank 1, K^L sequences
         except ValueError as err:
             raise usage(err) from None
         mixture = p.mixture
@@ -190,16 +204,14 @@ def theory(
             raise UsageError(
                 "--stability: measured for the tied model only, not with --untied or --clusters"
             )
-        valid: tuple[str, ...] = (
-            EXACT_BRANCHES if isinstance(method, GaussHermite) else QMC_BRANCHES
-        )
+        valid: tuple[str, ...] = method.branches
         if mixture is not None:
             valid = (*valid, MIXTURE_BRANCH)
         if p.untied or p.rank < 2:
             valid = tuple(b for b in valid if b != "mixed")
         if branch != "all" and branch not in valid:
             why = {
-                "mixed": "mixed needs --rank >= 2, the tied model and --engine general",
+                "mixed": "mixed needs --rank >= 2, the tied model and --engine qmc",
                 MIXTURE_BRANCH: f"{MIXTURE_BRANCH} needs --clusters >= 2",
             }
             missing = [why[b] for b in why if b not in valid]

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..params import ModelParams
-from ..theory import CHECK_ORDER, DEFAULT_ORDER, DEFAULT_RANDOMISATIONS, GaussHermite
+from ..theory import CHECK_ORDER, DEFAULT_ORDER, DEFAULT_RANDOMISATIONS
 from ..transitions import TRANSITION_POINTS
 from ..transitions.paths import LINES, VALUE_COLUMNS
 from .app import app
@@ -118,9 +118,7 @@ def transition(
             model["omega"], model["sigma"], model["lam"], A, rank, teacher_rank, encoding
         )
         orders = parse_order(order), parse_order(check_order, "--check-order")
-        integration = method_for(engine, p, orders[0], points, randomisations)
-        if isinstance(integration, GaussHermite):
-            integration = GaussHermite(orders[0], orders[1])
+        integration = method_for(engine, p, orders[0], points, randomisations, orders[1])
         if method not in APPROACHES:
             raise UsageError(f"--method must be one of {APPROACHES}, got {method!r}")
         if format not in FORMATS:

@@ -64,8 +64,8 @@ from ..params import (
 from ..prox import PROBE, global_prox, prox_jacobian
 from ..prox.replicon import replicon_terms
 from ..sim import INITS, minimise, pick_device
+from ..theory.branches import START_V
 from ..theory.overlaps import MatrixOverlaps
-from ..theory.qmc.engine import start_overlaps
 from . import equations as eq
 from .accelerate import Anderson
 from .passes import back_project_once
@@ -348,7 +348,7 @@ def run_gamp(
 
     init: "semantic" (Qh = Q*), "positional" (Qh along 1_d with m = 0.2), "random" (small
     Gaussian), as the simulations start, or an explicit (d, r) matrix. V0: the V of the first
-    prox (default: the state evolution's starting V, 14.575 I). The state before the first
+    prox (default: the state evolution's starting V, `START_V` I). The state before the first
     iteration is (Qh, Vhat, F) = (start, the Vhat of V0, 0), which damping mixes with the
     first outputs. damping: weight of the old value (module docstring). patience: iterations
     without progress of the gradient before the run is declared stalled/cycling (default
@@ -369,7 +369,7 @@ def run_gamp(
     max_iter = check_int("max_iter", max_iter)
     tol = check_positive("tol", tol)
     gtol = check_positive("gtol", gtol)
-    V0 = check_V0(start_overlaps("trivial", p).V if V0 is None else V0, p.rank)
+    V0 = check_V0(START_V * np.eye(p.rank) if V0 is None else V0, p.rank)
     patience = max(20, math.ceil(10 / (1 - damping))) if patience is None else patience
     patience = check_int("patience", patience)
     n_test = check_int("n_test", n_test)

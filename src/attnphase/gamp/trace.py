@@ -1,9 +1,9 @@
 """The state evolution of a GAMP run, iteration by iteration (docs/theory.md §7.2-§7.3, §8).
 
-The overlap map o -> overlaps(hats(o)) of the general engine (`QMCMap.evaluate` on a
-`QMCChannel`: randomised QMC with antithetic points, the global prox of the state
-evolution; any L, r, t) is iterated from GAMP's overlaps at some iterate, on a few independent
-scramblings: the trace is their mean and its standard error per iterate. Unlike the engine's
+The overlap map o -> overlaps(hats(o)) of the general engine (randomised QMC with antithetic
+points, the global prox of the state evolution; any L, r, t) is iterated from GAMP's overlaps at
+some iterate, on a few independent scramblings (`theory.trajectory`): the trace is their mean
+and its standard error per iterate. Unlike the engine's
 fixed-point solver nothing is pinned and no frame is imposed (no `canonical`, no column signs),
 so for r > 1 the overlaps stay in the frame of the GAMP estimate they started from.
 
@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ops.array import attention, target
 from ..params import ModelParams, check_alpha, check_int
 from ..theory import QMC
 from ..theory import overlaps as ge
-from ..theory.qmc.engine import Layout, QMCMap, admissible, make_channels
+from ..theory.overlaps import admissible
+from ..theory.trajectory import trajectories
 from .algorithm import check_damping
 from .result import GampResult, plain
 
@@ -65,32 +65,6 @@ class StateEvolutionTrace:
         return out
 
 
-def free_test_error(channel, o: ge.MatrixOverlaps, p: ModelParams) -> float:
-    """eps_g at overlaps o on the channel's points (§7.4; no prox)."""
-    w, hstar = channel.fields(o, p.C_array, p.sigma)
-    T = target(hstar, p.omega, p.A_array)
-    return float(0.5 * p.sigma**2 * ((attention(w) - T) ** 2).sum((-1, -2)).mean())
-
-
-def _trajectory(fmap: QMCMap, layout: Layout, start, iterations, damping, p):
-    """Iterates of the (damped) map on one scrambling until `iterations` or the map is
-    undefined: (packed overlaps, test errors, status)."""
-    xs, errs = [layout.pack(start)], [free_test_error(fmap.channel, start, p)]
-    for t in range(iterations):
-        o = layout.unpack(xs[-1])
-        try:
-            h, _ = fmap.evaluate(o)  # hats (§7.2)
-            new = ge.overlaps(h, sigma=p.sigma, lam=p.lam, rho=fmap.rho)  # overlaps (§7.3)
-        except ArithmeticError as err:
-            return xs, errs, f"map undefined after iterate {t}: {err}"
-        x = (1 - damping) * layout.pack(new) + damping * xs[-1]
-        if not (np.all(np.isfinite(x)) and admissible(layout.unpack(x), fmap.rho)):
-            return xs, errs, f"overlaps not admissible after iterate {t}"
-        xs.append(x)
-        errs.append(free_test_error(fmap.channel, layout.unpack(x), p))
-    return xs, errs, "ok"
-
-
 def state_evolution_trace(
     params: ModelParams,
     alpha: float,
@@ -124,19 +98,15 @@ def state_evolution_trace(
             "start: overlaps not admissible (q, V and Gamma = rho - theta q^-1 theta^T must be "
             "positive definite; an informed start Qh = Q* has Gamma = 0: start at iterate 1)"
         )
-    layout = Layout(p.rank, p.K, p.teacher_rank)
-    keep = np.ones(layout.pack(start).size)
-    runs = [
-        _trajectory(QMCMap(alpha, p, ch, keep), layout, start, iterations, damping, p)
-        for ch in make_channels(p, QMC(points, randomisations, seed))
-    ]
-    length = min(len(xs) for xs, _, _ in runs)
-    X = np.array([xs[:length] for xs, _, _ in runs])  # (scramblings, iterates, packed)
-    E = np.array([e[:length] for _, e, _ in runs])
+    method = QMC(points, randomisations, seed)
+    runs, layout = trajectories(alpha, p, start, iterations, damping, method)
+    length = min(len(run.overlaps) for run in runs)
+    X = np.array([run.overlaps[:length] for run in runs])  # (scramblings, iterates, packed)
+    E = np.array([run.test_errors[:length] for run in runs])
     R = len(runs)
     nan = np.full(X.shape[1:], np.nan)
     mean, se = X.mean(0), (X.std(0, ddof=1) / np.sqrt(R) if R > 1 else nan)
-    statuses = sorted({s for _, _, s in runs if s != "ok"})
+    statuses = sorted({run.status for run in runs if run.status != "ok"})
     return StateEvolutionTrace(
         alpha=alpha,
         params=p,

@@ -26,61 +26,15 @@ import numpy as np
 
 from ..params import ModelParams
 from ..theory import QMC, GaussHermite, Method, NonConvergenceWarning
-from ..theory.baseline import linear_test_error_qmc
 from ..theory.branches import SIMPLEX_BRANCH
 from ..theory.overlaps import MatrixOverlaps
-from ..theory.qmc.engine import make_channels, qmc_curve, solve_qmc
-from ..transitions.scan import (
-    SPINODAL_STEPS,
-    GaussHermiteReplica,
-    ScramblingReplica,
-    mean_and_error,
-    replica_roots,
-)
+from ..theory.replicas import ReplicaScan, scan_replicas
+from ..transitions.scan import SPINODAL_STEPS, replica_roots
 from .family import family_model
 from .settings import ScanSettings
 
 FREE = "free"  # a branch name the engine pins nothing on
 MIXED_STARTS = 3  # alphas of the search for mixed fixed points
-
-
-def _replica_results(
-    p: ModelParams, alphas: list[float], method: Method, family: str, progress: bool
-):
-    """(per-replica roots, eps_lin, eps_lin_err, channels or None)."""
-    if isinstance(method, GaussHermite):
-        per = [
-            replica_roots(alphas, GaussHermiteReplica(p, method)),
-            replica_roots(alphas, GaussHermiteReplica(p, method.at_order(method.check_order))),
-        ]
-        first = per[0]["semantic"].grid[0]
-        return per, float(first.linear_test_error), 0.0, None
-    channels = make_channels(p, method)
-    curves = {
-        "semantic": qmc_curve(alphas, p, "semantic", method, channels=channels, progress=progress)
-    }
-    positional = SIMPLEX_BRANCH if family == "simplex" and p.L > 2 else "positional"
-    curves["positional"] = qmc_curve(
-        alphas, p, positional, method, channels=channels, progress=progress
-    )
-    eps_lin, eps_lin_err = linear_test_error_qmc(p)
-    per = [
-        replica_roots(alphas, ScramblingReplica(p, channel, k, curves, positional), eps_lin)
-        for k, channel in enumerate(channels)
-    ]
-    return per, eps_lin, eps_lin_err, channels
-
-
-def _combine(values: list[float], gauss_hermite: bool) -> tuple[float, float, int]:
-    """(value, error, replicas that found it): Gauss-Hermite, the main order's value and its
-    change at the check order; QMC, the mean and its standard error."""
-    found = [v for v in values if math.isfinite(v)]
-    if gauss_hermite:
-        main, check = values
-        if not math.isfinite(main):
-            return math.nan, math.nan, len(found)
-        return main, abs(main - check) if math.isfinite(check) else math.nan, len(found)
-    return (*mean_and_error(values), len(found))
 
 
 def _on_grid(scan) -> list[bool]:
@@ -141,7 +95,7 @@ def _lower(main: dict) -> str | None:
 
 
 def mixed_search(
-    p: ModelParams, alphas: list[float], main: dict, method: QMC, channels
+    p: ModelParams, alphas: list[float], main: dict, scan: ReplicaScan
 ) -> dict[str, Any]:
     """Fixed points with m and theta both non-zero: solved with nothing pinned from the mean of
     the semantic and positional fixed points' overlaps (theta from the first, M from the second)
@@ -155,11 +109,11 @@ def mixed_search(
     pick = sorted({idx[0], idx[len(idx) // 2], idx[-1]})[:MIXED_STARTS]
     ends, found, global_min = [], [], []
     for i in pick:
-        s, q = sem.grid[i].overlaps, pos.grid[i].overlaps
+        s, q = sem.replica.overlaps(sem.grid[i]), pos.replica.overlaps(pos.grid[i])
         start = MatrixOverlaps(q=0.5 * (s.q + q.q), M=q.M, theta=s.theta, V=0.5 * (s.V + q.V))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonConvergenceWarning)
-            res = solve_qmc(alphas[i], p, start, FREE, method, channels=channels)
+            res = scan.solve(alphas[i], start, FREE)
         ends.append(f"{alphas[i]:.3g}: {res.kind}")
         if res.kind == "mixed":
             losses = [
@@ -199,51 +153,42 @@ def scaling_point(
     s = settings or ScanSettings()
     p = family_model(L, omega, family, a=s.a, sigma=s.sigma, lam=s.lam)
     alphas = [float(x) for x in np.geomspace(s.alpha_min, s.alpha_max, s.num)]
-    gh = p.is_l2
-    method: Method = GaussHermite() if gh else QMC(s.points, s.randomisations)
+    method: Method = GaussHermite() if p.is_l2 else QMC(s.points, s.randomisations)
+    positional = SIMPLEX_BRANCH if family == "simplex" and p.L > 2 else "positional"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvergenceWarning)
-        per, eps_lin, eps_lin_err, channels = _replica_results(p, alphas, method, family, progress)
+        scan = scan_replicas(p, alphas, method, positional=positional, progress=progress)
+        per = [replica_roots(alphas, r, scan.eps_lin) for r in scan.replicas]
     row: dict[str, Any] = {}
     n_found: dict[str, int] = {}
     step = math.log(alphas[1] / alphas[0])  # the grid step, relative
+    weight = 1 if method.averages_replicas else 2  # an interpolation bound on both orders
     for name in ("alpha_c", "alpha_l"):
-        value, err, n_found[name] = _combine([r[name] for r in per], gh)
+        value, err, n_found[name] = method.combine([r[name] for r in per])
         bound = max(r[f"bound_{name[-1]}"] for r in per)
-        row[name], row[f"{name}_err"] = value, err + (2 if gh else 1) * bound
-    if not gh and math.isfinite(row["alpha_l"]):  # with eps_lin's own integration error
+        row[name], row[f"{name}_err"] = value, err + weight * bound
+    if math.isfinite(row["alpha_l"]):  # with eps_lin's own integration error (QMC)
         slopes = [r["slope"] for r in per if math.isfinite(r["slope"]) and r["slope"] != 0]
         if slopes:
             row["alpha_l_err"] = math.hypot(
-                row["alpha_l_err"], eps_lin_err / abs(float(np.mean(slopes)))
+                row["alpha_l_err"], scan.eps_lin_err / abs(float(np.mean(slopes)))
             )
     for name, lower in (("spinodal_semantic", True), ("spinodal_positional", False)):
         ends = [r["semantic" if lower else "positional"].spinodal(lower=lower) for r in per]
-        value, err, n_found[name] = _combine(ends, gh)
+        value, err, n_found[name] = method.combine(ends)
         resolution = value * step / 2**SPINODAL_STEPS if math.isfinite(value) else math.nan
         row[name], row[f"{name}_err"] = value, err + resolution
     statuses = _statuses(per, n_found, _lower(per[0]))
     for name, text in statuses.items():
         row[f"{name}_status"] = text
-    row["eps_lin"], row["eps_lin_err"] = eps_lin, eps_lin_err
+    row["eps_lin"], row["eps_lin_err"] = scan.eps_lin, scan.eps_lin_err
     if mixed:
-        search = method if isinstance(method, QMC) else QMC(s.points, s.randomisations)
-        if channels is None:  # L = 2: the roots came from the exact engine
-            main, channels = _qmc_main(p, alphas, search)
-        else:
-            main = per[0]
-        row |= mixed_search(p, alphas, main, search, channels)
+        main, search = per[0], scan
+        if scan.channels is None:  # L = 2: the roots came from the exact engine
+            search = scan_replicas(p, alphas, QMC(s.points, s.randomisations))
+            main = replica_roots(alphas, search.replicas[0], 0.0)
+        row |= mixed_search(p, alphas, main, search)
     row["rank"], row["K"] = p.rank, p.K
-    row["method"] = "gauss-hermite" if gh else "qmc"
+    row["method"] = method.name
     row["seconds"] = time.perf_counter() - t0
     return row
-
-
-def _qmc_main(p, alphas, method):
-    """The first scrambling's scans (the mixed search at L = 2, where the roots come from the
-    exact engine)."""
-    channels = make_channels(p, method)
-    curves = {
-        b: qmc_curve(alphas, p, b, method, channels=channels) for b in ("semantic", "positional")
-    }
-    return replica_roots(alphas, ScramblingReplica(p, channels[0], 0, curves), 0.0), channels

@@ -16,18 +16,13 @@ def evaluate(kind: str, params: dict) -> dict:
     """The result record of one canonical point (the parameters themselves left out)."""
     p = dict(params)
     if kind == "theory":
-        from ..theory import GaussHermite
-        from ..theory.gauss_hermite.engine import solve_exact
-        from ..theory.qmc.engine import solve_qmc
+        from ..theory.engine import solve_cold
         from .spec import SOLVER_OPTIONS, theory_method, theory_model
 
         model, alpha, branch = theory_model(p), p["alpha"], p["branch"]
-        if p["method"] == "qmc":
-            out = solve_qmc(alpha, model, None, branch, theory_method(p)).as_dict()
-        else:
-            options = {k: p[k] for k in SOLVER_OPTIONS if k != "order"}
-            method = GaussHermite(tuple(p["order"]))
-            out = solve_exact(alpha, model, None, branch, method, **options).as_dict()
+        method = theory_method(p)
+        options = {} if p["method"] == "qmc" else {k: p[k] for k in SOLVER_OPTIONS if k != "order"}
+        out = solve_cold(alpha, model, branch, method, **options).as_dict()
     else:
         from ..sim import simulate
         from .spec import sim_config

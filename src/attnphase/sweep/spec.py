@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -45,7 +44,7 @@ from ..params import (
     check_positive,
     variant_of,
 )
-from ..theory.method import QMC
+from ..theory.method import METHODS, QMC, GaussHermite, Method
 
 if TYPE_CHECKING:
     from ..sim import SimConfig
@@ -122,12 +121,12 @@ _HASHED_WHEN_ON = {
     "simulation": {**_VARIANT_OFF, "value_rank": 0},
     "theory": {
         **_VARIANT_OFF,
-        "method": "gauss-hermite",
+        "method": GaussHermite.name,
         **{name: getattr(QMC(), field) for field, name in QMC_FIELDS.items()},
     },
 }
 # theory: the integration method's name and the options that apply to it alone
-THEORY_METHODS = ("gauss-hermite", "qmc")
+THEORY_METHODS = METHODS
 SOLVER_OPTIONS = ("order", "tol", "damping", "anderson", "max_iter", "estimator")
 _NUMERIC = ("real", "integer", "real or none", "integer or none")
 # the fields of ModelParams a theory point sets directly (the variant is built from untied and
@@ -156,16 +155,13 @@ def check_names(kind: str, names) -> None:
 @functools.cache
 def _defaults(kind: str) -> dict[str, Any]:
     if kind == "theory":
-        from ..theory import GaussHermite
-        from ..theory.gauss_hermite.engine import solve_exact
+        from ..theory.engine import solver_defaults
 
-        sig = inspect.signature(solve_exact).parameters
         out = {f.name: f.default for f in dataclasses.fields(ModelParams) if f.name in MODEL_FIELDS}
-        out.update({n: sig[n].default for n in ("tol", "damping", "anderson")})
-        out.update({n: sig[n].default for n in ("max_iter", "estimator")})
+        out.update(solver_defaults())
         out["order"] = GaussHermite().order
         out["branch"] = "semantic"
-        out.update(_VARIANT_OFF, method="gauss-hermite")
+        out.update(_VARIANT_OFF, method=GaussHermite.name)
         out.update({name: getattr(QMC(), field) for field, name in QMC_FIELDS.items()})
         return out
     from ..sim import SimConfig
@@ -327,8 +323,11 @@ def point_variant(p: dict) -> Variant:
     return variant_of(p["untied"], p["clusters"], p["label_correlation"], p["cluster_norm"])
 
 
-def theory_method(p: dict) -> QMC:
-    """The QMC method of a theory point with method=qmc."""
+def theory_method(p: dict) -> Method:
+    """The integration method of a theory point: its `method` by name, with `order` or the
+    QMC fields."""
+    if p["method"] == GaussHermite.name:
+        return GaussHermite(tuple(p["order"]))
     return QMC(**{field: p[name] for field, name in QMC_FIELDS.items()})
 
 
@@ -351,8 +350,7 @@ def _validate_theory(p: dict) -> None:
     filled in). Options of the other method must stay at their defaults; with clusters = 1 the
     mixture's label_correlation and cluster_norm are stored as their defaults."""
     from ..theory import BRANCHES
-    from ..theory.gauss_hermite.engine import BRANCHES as EXACT_BRANCHES
-    from ..theory.qmc.engine import check_variant
+    from ..theory.engine import check_model
 
     if p["method"] not in THEORY_METHODS:
         raise ValueError(f"method must be one of {THEORY_METHODS}, got {p['method']!r}")
@@ -360,8 +358,8 @@ def _validate_theory(p: dict) -> None:
     if p["clusters"] == 1:
         p["label_correlation"], p["cluster_norm"] = 0.0, 1.0
     model = theory_model(p)
-    if p["method"] == "gauss-hermite":
-        _keep_defaults(p, QMC_FIELDS.values(), "gauss-hermite")
+    if p["method"] == GaussHermite.name:
+        _keep_defaults(p, QMC_FIELDS.values(), GaussHermite.name)
         if not model.is_l2:
             raise ValueError(
                 "the exact L=2 engine needs L = 2, rank = teacher_rank = 1 and encodings "
@@ -371,11 +369,11 @@ def _validate_theory(p: dict) -> None:
     else:
         _keep_defaults(p, SOLVER_OPTIONS, "qmc")
         theory_method(p)
-        check_variant(model)
+        check_model(model)
     p.update({k: getattr(model, k) for k in MODEL_FIELDS})
     p["A"], p["encodings"] = _nested_lists(model.A), _nested_lists(model.encodings)
     check_alpha(p["alpha"])
-    valid = EXACT_BRANCHES if p["method"] == "gauss-hermite" else BRANCHES
+    valid = GaussHermite.branches if p["method"] == GaussHermite.name else BRANCHES
     if p["branch"] not in valid:
         raise ValueError(f"branch must be one of {valid}, got {p['branch']!r}")
     check_positive("tol", p["tol"])

@@ -11,24 +11,40 @@ zero on a branch (its invariant manifold); `follow_branch` is the one continuati
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from .._core.progress import progress_bar
-from .result import TheoryResult
 
-BRANCHES = ("semantic", "positional", "trivial", "mixed", "clustered")
+if TYPE_CHECKING:
+    from .result import TheoryResult
+
+# the branches each method solves (`Method.branches`): the exact L = 2 channel's three, and the
+# general channel's, which adds one semantic and one positional column at rank >= 2 and, with
+# correlated tokens, the clustered branch (aligned with the cluster means)
+EXACT_BRANCHES = ("semantic", "positional", "trivial")
+QMC_BRANCHES = (*EXACT_BRANCHES, "mixed")
+MIXTURE_BRANCH = "clustered"
+BRANCHES = (*QMC_BRANCHES, MIXTURE_BRANCH)
 # every column positional, held symmetric under the token permutations (simplex encodings,
 # rank L - 1; docs/scaling.md §1): its fixed points are of kind positional
 SIMPLEX_BRANCH = "simplex_positional"
+# the prox's curvature scale V of every cold start (the L = 2 authors' value, docs/theory.md §3)
+START_V = 14.575
 
 # solve_point(alpha, done): the fixed point at alpha, cold when `done` is empty, else warm from
 # the consecutive converged points of the branch found so far (the last one is the nearest)
-PointSolver = Callable[[float, list[TheoryResult]], TheoryResult]
+PointSolver = Callable[[float, list["TheoryResult"]], "TheoryResult"]
 
 
 def branch_kind(branch: str) -> str:
     """The `TheoryResult.kind` of a branch's fixed points: its name, positional for the simplex
     branch."""
     return "positional" if branch == SIMPLEX_BRANCH else branch
+
+
+def on_own_branch(result: TheoryResult | None, branch: str) -> bool:
+    """A converged `TheoryResult` of the kind of `branch`'s fixed points."""
+    return result is not None and result.converged and result.kind == branch_kind(branch)
 
 
 def continuation_order(alphas: Sequence[float], branch: str) -> list[int]:

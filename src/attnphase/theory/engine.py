@@ -8,16 +8,17 @@ The channel is chosen by the method: `GaussHermite` is the exact L = 2 channel
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from ..params import ModelParams, check_alpha, check_positive
 from .branches import BRANCHES
 from .gauss_hermite.engine import exact_curve, solve_exact
 from .method import QMC, GaussHermite, Method, resolve_method
 from .overlaps import MatrixOverlaps
-from .qmc.engine import qmc_curve, solve_qmc
+from .qmc.engine import check_variant, qmc_curve, solve_qmc
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
 
 
@@ -83,6 +84,30 @@ def solve(
     res = solve_qmc(alpha, p, start, label, m, **kw)
     _warn_unconverged(res, strict)
     return res
+
+
+def solver_defaults() -> dict[str, Any]:
+    """The solver's options and their defaults (the exact channel's: tol, damping, anderson,
+    max_iter, estimator), as `solve_cold` takes them."""
+    sig = inspect.signature(solve_exact).parameters
+    return {n: sig[n].default for n in ("tol", "damping", "anderson", "max_iter", "estimator")}
+
+
+def check_model(p: ModelParams) -> None:
+    """ValueError naming the option for a model no method solves: untied query and key with
+    rank > 1, a mixture with too many label sequences."""
+    check_variant(p)
+
+
+def solve_cold(
+    alpha: float, p: ModelParams, branch: str, method: Method, **options: Any
+) -> TheoryResult:
+    """One fixed point started cold on `branch`, with the solver's `options` (those of
+    `solver_defaults`; only tol applies to QMC), without warnings: the sweeps' point."""
+    m = resolve_method(method, p)
+    if isinstance(m, GaussHermite):
+        return solve_exact(alpha, p, None, branch, m, **options)
+    return solve_qmc(alpha, p, None, branch, m, **options)
 
 
 def learning_curve(

@@ -29,6 +29,11 @@ class InadmissibleStep(ArithmeticError):
     """The map F is undefined at the proposed point (e.g. lambda + sigma^2 Vhat <= 0)."""
 
 
+class OffDomain(ArithmeticError):
+    """A residual cannot be evaluated at this point (inadmissible overlaps, a collapsed branch):
+    the transitions' Newton solves end there with the reason."""
+
+
 @dataclass(frozen=True)
 class FixedPointReport(Generic[Aux]):
     """Outcome of `iterate`: the last point, whatever the map returned there, and a status.

@@ -6,16 +6,22 @@ Gauss-Hermite grid of `order` = (n_xi, n_y) nodes, with `check_order` the second
 difference estimates the error of a transition. `QMC` is randomised quasi-Monte Carlo for any
 model: `randomisations` independent scramblings (seeds `seed`, `seed` + 1, ...) of `points`
 Sobol points each, whose spread is the integration error. `"auto"` picks Gauss-Hermite where it
-applies and QMC otherwise.
+applies and QMC otherwise. Both implement `Method`, the one protocol the layers above the theory
+use: they never ask which method they hold.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
 
 from .._core.memory import check_memory
 from ..params import ModelParams, check_int
+from .branches import EXACT_BRANCHES, QMC_BRANCHES
 
 DEFAULT_ORDER = (64, 24)  # Gauss-Hermite (n_xi, n_y), from studies/convergence.py
 CHECK_ORDER = (48, 16)  # the second order of a transition's error estimate
@@ -41,6 +47,46 @@ def check_order(name: str, order) -> tuple[int, int]:
     return n_xi, n_y
 
 
+class Method(Protocol):
+    """What every integration method gives the layers above the theory: its name and settings,
+    the replicas it integrates on and how their values combine into a value and an error, the
+    on-branch test, the branches it solves and a rough cost. `GaussHermite` and `QMC` implement
+    it; nothing above `theory/` asks which one it holds."""
+
+    name: ClassVar[str]  # the one spelling everywhere: the CLI's --engine, tables, stores
+    on_branch: ClassVar[float]
+    # the reported value is the mean over the replicas (QMC) rather than the first replica's
+    # own, checked against a second accuracy (Gauss-Hermite)
+    averages_replicas: ClassVar[bool]
+    branches: ClassVar[tuple[str, ...]]
+
+    def replicas(self) -> range:
+        """The independent deterministic integrations a line is followed on."""
+        ...
+
+    def combine(self, values: Sequence[float]) -> tuple[float, float, int]:
+        """(value, error, how many replicas have a finite value) of one quantity given per
+        replica (Gauss-Hermite: the main order's and the check order's)."""
+        ...
+
+    def significant(self, value, error=0.0) -> bool:
+        """Whether an order parameter (theta or M, any shape) is non-zero: above `on_branch`,
+        and for QMC also above three standard errors of the mean over scramblings."""
+        ...
+
+    def settings(self) -> dict[str, Any]:
+        """The settings as JSON-ready numbers (what a stored point's id is made of)."""
+        ...
+
+    def columns(self) -> dict[str, Any]:
+        """A flat record of the method: its name and settings (orders as n_xi, n_y, ...)."""
+        ...
+
+    def seconds(self, p: ModelParams) -> float:
+        """A rough duration of one cold fixed point of `p` (warnings and refusals)."""
+        ...
+
+
 @dataclass(frozen=True)
 class GaussHermite:
     """The exact L = 2 channel on a Gauss-Hermite grid of `order` = (n_xi, n_y) nodes;
@@ -48,9 +94,12 @@ class GaussHermite:
 
     order: tuple[int, int] = DEFAULT_ORDER
     check_order: tuple[int, int] = CHECK_ORDER
+    name: ClassVar[str] = "gauss-hermite"
     # the order parameter (|theta|, |m|) of a fixed point on its branch exceeds this: the
     # solver's tolerance, far above the quadrature's rounding
     on_branch: ClassVar[float] = 1e-6
+    averages_replicas: ClassVar[bool] = False
+    branches: ClassVar[tuple[str, ...]] = EXACT_BRANCHES
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "order", check_order("order", self.order))
@@ -60,6 +109,30 @@ class GaussHermite:
         """The same method at another order."""
         return GaussHermite(order, self.check_order)
 
+    def replicas(self) -> range:
+        return range(1)
+
+    def combine(self, values: Sequence[float]) -> tuple[float, float, int]:
+        main, check = values
+        found = sum(math.isfinite(v) for v in values)
+        if not math.isfinite(main):
+            return math.nan, math.nan, found
+        return main, abs(main - check) if math.isfinite(check) else math.nan, found
+
+    def significant(self, value, error=0.0) -> bool:
+        return bool(np.any(np.abs(value) > self.on_branch))
+
+    def settings(self) -> dict[str, Any]:
+        return {"order": list(self.order), "check_order": list(self.check_order)}
+
+    def columns(self) -> dict[str, Any]:
+        (n_xi, n_y), (c_xi, c_y) = self.order, self.check_order
+        return {"method": self.name, "n_xi": n_xi, "n_y": n_y, "check_n_xi": c_xi, "check_n_y": c_y}
+
+    def seconds(self, p: ModelParams) -> float:
+        n_xi, n_y = self.order
+        return GH_SECONDS_PER_NODE * (n_xi * n_y) ** 2 * TYPICAL_ITERATIONS
+
 
 @dataclass(frozen=True)
 class QMC:
@@ -68,10 +141,13 @@ class QMC:
     points: int = DEFAULT_POINTS
     randomisations: int = DEFAULT_RANDOMISATIONS
     seed: int = 0
+    name: ClassVar[str] = "qmc"
     # on one scrambling, the order parameter (largest |theta| or |M| entry) of a fixed point on
     # its branch exceeds this (where a branch has ended it stays at the integration-noise
     # level, not at zero); a mean over scramblings must also exceed three standard errors
     on_branch: ClassVar[float] = 1e-4
+    averages_replicas: ClassVar[bool] = True
+    branches: ClassVar[tuple[str, ...]] = QMC_BRANCHES
 
     def __post_init__(self) -> None:
         points = check_int("points", self.points, minimum=2)
@@ -81,19 +157,49 @@ class QMC:
         object.__setattr__(self, "randomisations", check_int("randomisations", self.randomisations))
         object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
 
+    def replicas(self) -> range:
+        return range(self.randomisations)
 
-Method = GaussHermite | QMC
+    def combine(self, values: Sequence[float]) -> tuple[float, float, int]:
+        found = [v for v in values if math.isfinite(v)]
+        if not found:
+            return math.nan, math.nan, 0
+        n = len(found)
+        err = float(np.std(found, ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+        return float(np.mean(found)), err, n
+
+    def significant(self, value, error=0.0) -> bool:
+        floor = 3 * np.nan_to_num(error) + self.on_branch
+        return bool(np.any(np.abs(value) > floor))
+
+    def settings(self) -> dict[str, Any]:
+        return {"points": self.points, "randomisations": self.randomisations, "seed": self.seed}
+
+    def columns(self) -> dict[str, Any]:
+        return {"method": self.name, **self.settings()}
+
+    def seconds(self, p: ModelParams) -> float:
+        per_point = QMC_SECONDS_PER_POINT * (p.rank * p.L / 2) ** 2
+        return per_point * self.points * self.randomisations * TYPICAL_ITERATIONS
+
+
+METHODS = (GaussHermite.name, QMC.name)
 
 # one QMC map evaluation per point (Sobol points x scramblings) at rank 1, L = 2; it grows like
 # (rank L / 2)^2 (measured on 2 shared cores: 80, 270, 680, 3600 us at rank 1, 2, 4, 8)
 QMC_SECONDS_PER_POINT = 8e-5
+# one Gauss-Hermite map evaluation per node of the product grid (27 ms at order (64, 24),
+# 2.4e6 nodes before pruning, on 2 cores)
+GH_SECONDS_PER_NODE = 1.1e-8
 TYPICAL_ITERATIONS = 100  # a cold QMC fixed point takes 30-600 map evaluations (§4)
 
 
-def qmc_seconds(p: ModelParams, method: QMC) -> float:
-    """A rough duration of one cold QMC fixed point of model `p`, for warnings and refusals."""
-    per_point = QMC_SECONDS_PER_POINT * (p.rank * p.L / 2) ** 2
-    return per_point * method.points * method.randomisations * TYPICAL_ITERATIONS
+def pop_method(d: dict[str, Any]) -> GaussHermite | QMC:
+    """The method whose settings (`Method.settings`) are keys of `d`, removed from it."""
+    if "order" in d:
+        order = check_order("order", d.pop("order"))
+        return GaussHermite(order, check_order("check_order", d.pop("check_order")))
+    return QMC(d.pop("points"), d.pop("randomisations"), d.pop("seed"))
 
 
 def exact_refusal(p: ModelParams) -> str | None:
@@ -109,16 +215,18 @@ def exact_refusal(p: ModelParams) -> str | None:
     return None
 
 
-def resolve_method(method: Method | str, p: ModelParams) -> Method:
+def resolve_method(
+    method: Method | str, p: ModelParams, general: QMC | None = None
+) -> GaussHermite | QMC:
     """The method to use for model `p`: "auto" is `GaussHermite()` where the exact channel
-    applies (`ModelParams.is_l2`), `QMC()` otherwise; Gauss-Hermite for another model is a
-    ValueError naming `method`."""
+    applies (`ModelParams.is_l2`), `general` (default `QMC()`) otherwise; Gauss-Hermite for
+    another model is a ValueError naming `method`."""
     if isinstance(method, str):
         if method != "auto":
             raise ValueError(
                 f"method must be 'auto', GaussHermite(...) or QMC(...), got {method!r}"
             )
-        return GaussHermite() if p.is_l2 else QMC()
+        return GaussHermite() if p.is_l2 else (general or QMC())
     if not isinstance(method, GaussHermite | QMC):
         raise ValueError(f"method must be 'auto', GaussHermite(...) or QMC(...), got {method!r}")
     refusal = exact_refusal(p) if isinstance(method, GaussHermite) else None

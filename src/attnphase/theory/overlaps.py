@@ -57,6 +57,16 @@ def teacher_covariance(o: MatrixOverlaps, rho: np.ndarray) -> np.ndarray:
     return rho - o.theta @ np.linalg.solve(o.q, o.theta.T)
 
 
+def admissible(o: MatrixOverlaps, rho: np.ndarray) -> bool:
+    """q and V positive definite and Gamma = rho - theta q^-1 theta^T positive definite."""
+    try:
+        if np.linalg.eigvalsh(o.q)[0] <= 0 or np.linalg.eigvalsh(o.V)[0] <= 0:
+            return False
+        return bool(np.linalg.eigvalsh(teacher_covariance(o, rho))[0] > 0)
+    except np.linalg.LinAlgError:
+        return False
+
+
 def hats(m: MatrixMoments, o: MatrixOverlaps, *, alpha: float, rho: np.ndarray) -> MatrixHats:
     """§7.2 with the forms of §7.6: direct qhat, thetahat, Vhat; Stein Mhat."""
     qhat = alpha * m.ff  # qhat = alpha sum_l E[f_l f_l^T]

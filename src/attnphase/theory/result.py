@@ -4,8 +4,9 @@ errors.
 Overlaps and conjugates are stored as matrices (q, V, qhat, Vhat: r x r; M, Mhat: K x r; theta,
 thetahat: t x r; docs/theory.md §7 conventions) and read as plain floats where they are 1 x 1 (the
 paper's case, docs/theory.md §1-§3: `r.q`, `r.m`, `r.theta`). Every number has a `<name>_err`: the
-standard error over independent scramblings for QMC, NaN for a single Gauss-Hermite solve (the
-transitions estimate Gauss-Hermite errors from a second order).
+standard error over independent scramblings for QMC; for Gauss-Hermite its change when the fixed
+point is re-solved at the method's check order (NaN with errors=False, or where that re-solve
+does not converge).
 """
 
 from __future__ import annotations
@@ -163,18 +164,12 @@ class TheoryResult:
         errors of the mean over scramblings)."""
         if not self.converged:
             return "none"
-        if isinstance(self.method, GaussHermite):
-            sem = abs(self.theta) > self.method.on_branch
-            pos = abs(self.m) > self.method.on_branch
-            if sem and pos:
-                return "mixed"
-            return "semantic" if sem else "positional" if pos else "trivial"
-        err = {k: np.nan_to_num(self.errors[k]) for k in ("theta", "M")}
-        floor = self.method.on_branch
-        sem = np.any(np.abs(self.values["theta"]) > 3 * err["theta"] + floor)
-        aligned = np.abs(self.values["M"]) > 3 * err["M"] + floor
-        pos = np.any(aligned[: self.params.K])
-        if np.any(aligned[self.params.K :]):
+        significant = self.method.significant
+        M, M_err = np.asarray(self.values["M"]), np.asarray(self.errors.get("M", 0.0))
+        K = self.params.K
+        sem = significant(self.values["theta"], self.errors.get("theta", 0.0))
+        pos = significant(M[:K], M_err[:K] if M_err.ndim else M_err)
+        if significant(M[K:], M_err[K:] if M_err.ndim else M_err):
             return "mixed" if pos else "clustered"
         if sem and pos:
             return "mixed"

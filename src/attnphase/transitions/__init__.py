@@ -51,11 +51,9 @@ def find_transitions(
         raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
     num = check_int("num", num, minimum=3)
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, num)]
-    m = resolve_method(method, p)
-    if method == "auto" and isinstance(m, QMC):
-        m = QMC(points=TRANSITION_POINTS)
-    if isinstance(m, QMC):
-        check_int("randomisations", m.randomisations, minimum=2)
+    m = resolve_method(method, p, QMC(points=TRANSITION_POINTS))
+    if m.averages_replicas:
+        check_int("randomisations", len(m.replicas()), minimum=2)
     return scan_alphas(p, alphas, m, progress=progress)
 
 

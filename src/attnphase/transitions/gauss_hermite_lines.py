@@ -19,11 +19,13 @@ import numpy as np
 from ..params import ModelParams
 from ..theory import GaussHermite, NonConvergenceWarning
 from ..theory.baseline import linear_test_error
+from ..theory.branch_maps import GaussHermiteBranchMap
+from ..theory.branches import on_own_branch as _on
 from .continuation import Check, solve_root
 from .folds import FoldCheck
 from .paths import SCAN_NUM
 from .roots import first_interpolated_root
-from .systems import BranchAtOrder, BranchMap, CrossingSystem, LinearSystem
+from .systems import BranchAtOrder, CrossingSystem, LinearSystem
 
 SCAN_ORDER = (16, 8)  # the start scan (or the working order if coarser): brackets only
 
@@ -46,7 +48,6 @@ def first_point(p: ModelParams, alpha_min: float, alpha_max: float, order=SCAN_O
     last seen before it ends inside the grid (NaN where it does not); Newton refines them at
     the working order."""
     from ..theory import learning_curve
-    from .scan import on_own_branch as _on
 
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, SCAN_NUM)]
     sem = learning_curve(alphas, p, branch="semantic", method=GaussHermite(order), errors=False)
@@ -79,7 +80,6 @@ def _state_near(p, branch, alpha, fp: FirstPoint, order) -> np.ndarray | None:
     """The branch's fixed point at alpha at the scan's `order`, warm from the nearest scanned
     state (None where it is not on the branch)."""
     from ..theory import solve
-    from .scan import on_own_branch as _on
 
     keys = [k for k in fp.states if k[0] == branch]
     if not keys or not math.isfinite(alpha):
@@ -97,19 +97,26 @@ class GaussHermiteLines:
     """The defining systems of the four lines at any s of a parameter path, at the working
     order and at the check order."""
 
-    def __init__(self, path: Callable[[float], ModelParams], method: GaussHermite):
+    def __init__(
+        self, path: Callable[[float], ModelParams], method: GaussHermite, replica: int = 0
+    ):
+        """`replica`: the method's only one, 0 (its second order is the `check`)."""
         self.path, self.order, self.check_order = path, method.order, method.check_order
 
     def crossing(self, s: float, order=None) -> CrossingSystem:
         p, o = self.path(s), order or self.order
-        return CrossingSystem(BranchMap("semantic", p, o), BranchMap("positional", p, o))
+        return CrossingSystem(
+            GaussHermiteBranchMap("semantic", p, o), GaussHermiteBranchMap("positional", p, o)
+        )
 
     def linear(self, s: float, order=None) -> LinearSystem:
         p = self.path(s)
-        return LinearSystem(BranchMap("semantic", p, order or self.order), linear_test_error(p))
+        return LinearSystem(
+            GaussHermiteBranchMap("semantic", p, order or self.order), linear_test_error(p)
+        )
 
     def fold(self, branch: str, s: float, t: float, order=None) -> BranchAtOrder:
-        return BranchAtOrder(BranchMap(branch, self.path(s), order or self.order), t)
+        return BranchAtOrder(GaussHermiteBranchMap(branch, self.path(s), order or self.order), t)
 
     def check(self, kind: str) -> Check:
         """check(s, z, J) of `follow`: the root re-solved at the check order."""
@@ -122,6 +129,12 @@ class GaussHermiteLines:
         order's own extremum would change alpha at second order only; at a bifurcation both
         orders evaluate the branch at the same end t."""
         return lambda s, t, z, J: solve_root(self.fold(branch, s, t, self.check_order), z, J)
+
+    def starts(
+        self, s0: float, alpha_min: float, alpha_max: float, num: int = SCAN_NUM
+    ) -> dict[str, tuple | str]:
+        """`gauss_hermite_line_starts` (its scan has SCAN_NUM alphas whatever `num`)."""
+        return gauss_hermite_line_starts(self, s0, alpha_min, alpha_max)
 
 
 def gauss_hermite_line_starts(

@@ -31,8 +31,8 @@ from ..params import ModelParams
 from ..sweep.backends import check_backend
 from ..sweep.runner import Session, compute_once, point_id, run_points
 from ..sweep.store import ResultStore, StoreError, check_store
-from ..theory import QMC, GaussHermite, Method
-from ..theory.method import EXACT, check_order
+from ..theory import Method
+from ..theory.method import EXACT, pop_method
 from .continuation import LinePoint, point_columns
 from .lines import (
     Lines,
@@ -41,7 +41,6 @@ from .lines import (
     line_follower,
     line_starts,
     method_lines,
-    replicas,
 )
 from .paths import LINES, parameter_path
 from .scrambling_lines import combine
@@ -94,25 +93,16 @@ class LineSetup:
             "alpha_min": self.alpha_min,
             "alpha_max": self.alpha_max,
         }
-        m = self.method
-        if isinstance(m, GaussHermite):
-            d.update(order=list(m.order), check_order=list(m.check_order))
-        else:
-            d.update(
-                points=m.points, randomisations=m.randomisations, seed=m.seed, replica=self.replica
-            )
+        d.update(self.method.settings())
+        if self.method.averages_replicas:
+            d["replica"] = self.replica
         return d
 
     @classmethod
     def from_key(cls, key: dict) -> LineSetup:
         """The setup of `key` (JSON lists as the pairs they were stored from)."""
         d = dict(key)
-        method: Method
-        if "order" in d:
-            order = check_order("order", d.pop("order"))
-            method = GaussHermite(order, check_order("check_order", d.pop("check_order")))
-        else:
-            method = QMC(d.pop("points"), d.pop("randomisations"), d.pop("seed"))
+        method = pop_method(d)
         return cls(**d, method=method)
 
     def scan_params(self, s: float) -> dict:
@@ -198,7 +188,7 @@ def _segments(values: list[float], i: int) -> list[list[float]]:
     return out
 
 
-def transition_table(
+def stored_lines(
     p: ModelParams,
     values: Sequence[float],
     *,
@@ -235,7 +225,7 @@ def transition_table(
         float(alpha_max),
         method,
     )
-    setups = [base.on_replica(k) for k in replicas(method)]
+    setups = [base.on_replica(k) for k in method.replicas()]
     with Session(store, LEASE_SECONDS) as session:
 
         def scan(setup: LineSetup, s: float) -> dict:
@@ -308,6 +298,6 @@ def _row_point(db: ResultStore, setups: list[LineSetup], name: str, s: float) ->
             return None
         assert got[1] is not None  # an "ok" point is stored with its record
         points.append(_point_from(s, got[1]))
-    if isinstance(setups[0].method, GaussHermite):
+    if not setups[0].method.averages_replicas:
         return points[0]
     return combine(s, points)

@@ -19,12 +19,12 @@ from typing import Protocol
 
 from .._core.progress import progress_bar
 from ..params import ModelParams, check_int
-from ..theory import QMC, GaussHermite, Method, resolve_method
+from ..theory import Method, resolve_method
 from .continuation import NEWTON_TOL, Check, LineFollower, LinePoint
 from .folds import FOLD_SIGN, FoldCheck, FoldFollower
-from .gauss_hermite_lines import GaussHermiteLines, gauss_hermite_line_starts
+from .gauss_hermite_lines import GaussHermiteLines
 from .paths import LINES, SCAN_NUM, parameter_path
-from .scrambling_lines import LINE_METHOD, ScramblingLines, combine, scrambling_line_starts
+from .scrambling_lines import LINE_METHOD, ScramblingLines, combine
 from .systems import BranchAtOrder, CrossingSystem, LinearSystem
 
 
@@ -45,17 +45,21 @@ class Lines(Protocol):
 
     def check_fold(self, branch: str) -> FoldCheck | None: ...
 
+    def starts(
+        self, s0: float, alpha_min: float, alpha_max: float, num: int
+    ) -> dict[str, tuple | str]: ...
 
-def replicas(method: Method) -> range:
-    """The replicas a method follows each line on: one for Gauss-Hermite, one per scrambling."""
-    return range(method.randomisations if isinstance(method, QMC) else 1)
+
+# each method's line systems, by the method's name (`Method.name`)
+LINE_SYSTEMS: dict[str, Callable[..., Lines]] = {
+    "gauss-hermite": GaussHermiteLines,
+    "qmc": ScramblingLines,
+}
 
 
 def method_lines(path: Callable[[float], ModelParams], method: Method, replica: int = 0) -> Lines:
-    """The line systems of `method` on one of its `replicas`."""
-    if isinstance(method, GaussHermite):
-        return GaussHermiteLines(path, method)
-    return ScramblingLines(path, method, replica)
+    """The line systems of `method` on one of its replicas (`Method.replicas`)."""
+    return LINE_SYSTEMS[method.name](path, method, replica)
 
 
 def line_starts(
@@ -64,10 +68,7 @@ def line_starts(
     """For each line, its start at s0 ((z0,) for alpha_c/alpha_l, (t0, z0) for a spinodal) or
     the reason it has none in [alpha_min, alpha_max]: one scan of both branches on `num`
     alphas (Gauss-Hermite: at the scan order, SCAN_NUM alphas)."""
-    if isinstance(lines, GaussHermiteLines):
-        return gauss_hermite_line_starts(lines, s0, alpha_min, alpha_max)
-    assert isinstance(lines, ScramblingLines)
-    return scrambling_line_starts(lines, s0, alpha_min, alpha_max, num)
+    return lines.starts(s0, alpha_min, alpha_max, num)
 
 
 def line_follower(
@@ -112,9 +113,9 @@ def check_lines(names: Sequence[str], alpha_min: float, alpha_max: float) -> Non
 
 
 def check_line_model(p: ModelParams, method: Method) -> None:
-    """ValueError for a model the line systems do not solve: QMC lines follow the tied model
-    with Gaussian tokens (`find_transitions` scans any variant)."""
-    if isinstance(method, QMC) and not p.is_tied_gaussian:
+    """ValueError for a model the line systems do not solve: lines follow the tied model with
+    Gaussian tokens (`find_transitions` scans any variant)."""
+    if not p.is_tied_gaussian:
         raise ValueError(
             f"variant: the lines are followed for the tied model with Gaussian tokens, got "
             f"{p.variant} (find_transitions scans any variant)"
@@ -144,22 +145,20 @@ def transition_lines(
     values = [float(v) for v in values]
     if not values:
         raise ValueError(f"{parameter}: give at least one value")
-    m = resolve_method(method, p)
-    if method == "auto" and isinstance(m, QMC):
-        m = LINE_METHOD
+    m = resolve_method(method, p, LINE_METHOD)
     check_line_model(p, m)
     scan_num = check_int("scan_num", scan_num, minimum=3)
     path = parameter_path(p, parameter, A_end)
     window = (alpha_min, alpha_max)
     per_replica: dict[str, list[list[LinePoint]]] = {name: [] for name in names}
-    reps = replicas(m)
+    reps = m.replicas()
     for k in progress_bar(reps, desc="scramblings", enabled=progress and len(reps) > 1):
         lines = method_lines(path, m, k)
         starts = line_starts(lines, values[0], alpha_min, alpha_max, scan_num)
         for name in names:
             follower = line_follower(name, lines, starts[name], window)
             per_replica[name].append([follower.step(v) for v in values])
-    if isinstance(m, GaussHermite):
+    if not m.averages_replicas:
         return {name: pts[0] for name, pts in per_replica.items()}
     return {
         name: [combine(v, [pts[i] for pts in per_replica[name]]) for i, v in enumerate(values)]

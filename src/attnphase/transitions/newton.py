@@ -13,11 +13,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..theory.iterate import OffDomain
+
 TOL = 1e-10  # Newton's relative step tolerance (|F| <= sqrt(TOL) at a root)
-
-
-class OffDomain(ArithmeticError):
-    """The residual cannot be evaluated at this point (inadmissible overlaps, collapse)."""
 
 
 @dataclass(frozen=True)

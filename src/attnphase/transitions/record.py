@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from ..theory.method import GaussHermite, Method
+from ..theory.method import Method
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,4 @@ class Transitions:
         """Flat record: the method's name ("gauss-hermite" or "qmc") and its settings, orders as
         n_xi, n_y, check_n_xi, check_n_y, or points, randomisations and seed."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "method"}
-        m = self.method
-        if isinstance(m, GaussHermite):
-            d["method"] = "gauss-hermite"
-            (d["n_xi"], d["n_y"]), (d["check_n_xi"], d["check_n_y"]) = m.order, m.check_order
-        else:
-            d.update(method="qmc", points=m.points, randomisations=m.randomisations, seed=m.seed)
-        return d
+        return d | self.method.columns()

@@ -18,107 +18,19 @@ plus the largest bound.
 from __future__ import annotations
 
 import math
-import warnings
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..params import ModelParams
-from ..theory import QMC, GaussHermite, Method, NonConvergenceWarning, learning_curve, solve
-from ..theory.baseline import linear_test_error_qmc
-from ..theory.qmc.channel import QMCChannel
-from ..theory.qmc.engine import Solution, make_channels, qmc_curve, solve_one
+from ..theory import Method
+from ..theory.replicas import Replica, scan_replicas
 from .record import Transitions
 from .roots import bracket_sign_changes, refine_or_interpolate
 
 BRANCHES = ("semantic", "positional")
 SPINODAL_STEPS = 6  # bisection steps: the spinodal to 1/64 of the grid step
-
-
-def on_own_branch(result, branch: str) -> bool:
-    """A converged `TheoryResult` of that `kind`."""
-    return result is not None and result.converged and result.kind == branch
-
-
-class Replica(ABC):
-    """One deterministic integration of the state evolution: the grid's fixed points of a
-    branch, a fixed point warm-started from one of them, whether a fixed point is on its branch
-    and its observables (train_loss, test_error)."""
-
-    @abstractmethod
-    def curve(self, alphas: list[float], branch: str) -> list[Any]: ...
-
-    @abstractmethod
-    def solve_near(self, alpha: float, near: Any, branch: str) -> Any: ...
-
-    @abstractmethod
-    def on_branch(self, point: Any, branch: str) -> bool: ...
-
-    @abstractmethod
-    def observable(self, point: Any, key: str) -> float: ...
-
-
-class GaussHermiteReplica(Replica):
-    """The exact channel at one order: fixed points are `TheoryResult`s, on their branch when
-    converged and of that `kind`."""
-
-    def __init__(self, p: ModelParams, method: GaussHermite):
-        self.p, self.method = p, method
-
-    def curve(self, alphas, branch):
-        return learning_curve(alphas, self.p, branch=branch, method=self.method, errors=False)
-
-    def solve_near(self, alpha, near, branch):
-        """Solve on near's branch from its overlaps; not converging there leaves the branch."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NonConvergenceWarning)
-            start = (near.q, near.m, near.V, near.theta)
-            return solve(
-                alpha, self.p, start=start, method=self.method, branch=branch, errors=False
-            )
-
-    def on_branch(self, point, branch):
-        return on_own_branch(point, branch)
-
-    def observable(self, point, key):
-        return getattr(point, key)
-
-
-class ScramblingReplica(Replica):
-    """Scrambling k of a QMC method: the grid's fixed points are that scrambling's `Solution`s
-    of curves solved on all scramblings at once (`curves`); `positional` names the engine branch
-    that solves the positional scan (the simplex branch for the simplex encodings)."""
-
-    def __init__(
-        self,
-        p: ModelParams,
-        channel: QMCChannel,
-        k: int,
-        curves: dict,
-        positional: str = "positional",
-    ):
-        self.p, self.channel, self.k, self.curves = p, channel, k, curves
-        self.positional = positional  # the engine branch the positional scan solves
-
-    def curve(self, alphas, branch):
-        return [
-            r.solutions[self.k] if self.k < len(r.solutions) else None for r in self.curves[branch]
-        ]
-
-    def solve_near(self, alpha, near, branch):
-        engine_branch = self.positional if branch == "positional" else branch
-        return solve_one(alpha, self.p, near.overlaps, engine_branch, self.channel)
-
-    def on_branch(self, point: Solution | None, branch):
-        if point is None or point.overlaps is None or not point.converged:
-            return False
-        o = point.overlaps
-        return bool(np.abs(o.theta if branch == "semantic" else o.M).max() > QMC.on_branch)
-
-    def observable(self, point, key):
-        return point.observables[key]
 
 
 class BranchScan:
@@ -234,14 +146,9 @@ def linear_crossing(
     return math.nan, 0.0, math.nan
 
 
-def replica_roots(
-    alphas: list[float], replica: Replica, eps_lin: float | None = None
-) -> dict[str, Any]:
-    """alpha_c, alpha_l (with their bounds and alpha_l's slope) and the scans on one replica;
-    eps_lin None: the one the semantic curve's first result carries (Gauss-Hermite)."""
+def replica_roots(alphas: list[float], replica: Replica, eps_lin: float) -> dict[str, Any]:
+    """alpha_c, alpha_l (with their bounds and alpha_l's slope) and the scans on one replica."""
     sem, pos = (BranchScan(replica, alphas, b) for b in BRANCHES)
-    if eps_lin is None:
-        eps_lin = float(sem.grid[0].linear_test_error)
     alpha_c, bound_c = crossing(alphas, sem, pos)
     alpha_l, bound_l, slope = linear_crossing(alphas, sem, pos, eps_lin, alpha_c, bound_c)
     return dict(
@@ -255,21 +162,43 @@ def replica_roots(
     )
 
 
-def mean_and_error(roots: list[float]) -> tuple[float, float]:
-    """The mean of the finite values (NaN without any) and its standard error (NaN with fewer
-    than two)."""
-    found = [x for x in roots if math.isfinite(x)]
-    if not found:
-        return math.nan, math.nan
-    err = float(np.std(found, ddof=1) / math.sqrt(len(found))) if len(found) > 1 else math.nan
-    return float(np.mean(found)), err
+def scan_alphas(
+    p: ModelParams, alphas: list[float], method: Method, progress: bool = False
+) -> Transitions:
+    """alpha_c, alpha_l and the spinodals of one model on the grid `alphas`, on every replica
+    of `method` (`theory.replicas.scan_replicas`; module docstring). Each root is combined over
+    the replicas by the method (`Method.combine`), with the interpolation bounds added: the
+    main replica's twice and the check's once where the method checks (Gauss-Hermite), the
+    largest where it averages (QMC); QMC's alpha_l error also carries eps_lin's own integration
+    error through the slope of eps_g - eps_lin."""
+    scan = scan_replicas(p, alphas, method, progress=progress)
+    per = [replica_roots(alphas, r, scan.eps_lin) for r in scan.replicas]
+    slopes = [r["slope"] for r in per]
+    slope = float(np.nanmean(slopes)) if np.isfinite(slopes).any() else math.nan
+    fields: dict[str, Any] = {}
+    for name, key in (("alpha_c", "c"), ("alpha_l", "l")):
+        value, err, _ = method.combine([r[name] for r in per])
+        if name == "alpha_l" and math.isfinite(slope) and slope != 0:
+            err = math.hypot(err, scan.eps_lin_err / abs(slope))  # zero for Gauss-Hermite
+        bounds = [r[f"bound_{key}"] for r in per]
+        bound = max(bounds) if method.averages_replicas else 2 * bounds[0] + bounds[1]
+        fields[name], fields[f"{name}_err"] = value, err + bound
+        fields[f"{name}_interpolated"] = bool(sum(bounds) > 0)
+    ends = per if method.averages_replicas else per[:1]
+    return _record(p, alphas, ends, method=method, **fields)
+
+
+def _finite_mean(values: list[float]) -> float:
+    """The mean of the finite values (NaN without any)."""
+    found = [x for x in values if math.isfinite(x)]
+    return float(np.mean(found)) if found else math.nan
 
 
 def _record(p: ModelParams, alphas: list[float], replicas: list[dict], **fields) -> Transitions:
     """The record with each branch's end averaged over the replicas where it lies in the
     window (Gauss-Hermite: the main order's alone, the first replica)."""
     ends = {
-        branch: mean_and_error([r[branch].spinodal(lower=lower) for r in replicas])[0]
+        branch: _finite_mean([r[branch].spinodal(lower=lower) for r in replicas])
         for branch, lower in (("semantic", True), ("positional", False))
     }
     return Transitions(
@@ -282,70 +211,3 @@ def _record(p: ModelParams, alphas: list[float], replicas: list[dict], **fields)
         alpha_max=alphas[-1],
         **fields,
     )
-
-
-def _scan_orders(p: ModelParams, alphas: list[float], method: GaussHermite) -> Transitions:
-    """The roots at `method.order`, with errors from the replica at `method.check_order`."""
-    main = replica_roots(alphas, GaussHermiteReplica(p, method))
-    check = replica_roots(alphas, GaussHermiteReplica(p, method.at_order(method.check_order)))
-    return _record(
-        p,
-        alphas,
-        [main],
-        alpha_c=main["alpha_c"],
-        alpha_c_err=abs(main["alpha_c"] - check["alpha_c"])
-        + 2 * main["bound_c"]
-        + check["bound_c"],
-        alpha_l=main["alpha_l"],
-        alpha_l_err=abs(main["alpha_l"] - check["alpha_l"])
-        + 2 * main["bound_l"]
-        + check["bound_l"],
-        alpha_c_interpolated=bool(main["bound_c"] + check["bound_c"] > 0),
-        alpha_l_interpolated=bool(main["bound_l"] + check["bound_l"] > 0),
-        method=method,
-    )
-
-
-def _scan_scramblings(
-    p: ModelParams, alphas: list[float], method: QMC, progress: bool = False
-) -> Transitions:
-    """The roots on every scrambling: their mean and its standard error."""
-    channels = make_channels(p, method)
-    curves = {
-        b: qmc_curve(alphas, p, b, method, channels=channels, progress=progress) for b in BRANCHES
-    }
-    eps_lin, eps_lin_err = linear_test_error_qmc(p)
-    per = [
-        replica_roots(alphas, ScramblingReplica(p, channel, k, curves), eps_lin)
-        for k, channel in enumerate(channels)
-    ]
-    alpha_c, alpha_c_err = mean_and_error([r["alpha_c"] for r in per])
-    alpha_l, alpha_l_err = mean_and_error([r["alpha_l"] for r in per])
-    slopes = [r["slope"] for r in per]
-    slope = float(np.nanmean(slopes)) if np.isfinite(slopes).any() else math.nan
-    if math.isfinite(slope) and slope != 0:
-        alpha_l_err = math.hypot(alpha_l_err, eps_lin_err / abs(slope))
-    bound_c, bound_l = max(r["bound_c"] for r in per), max(r["bound_l"] for r in per)
-    return _record(
-        p,
-        alphas,
-        per,
-        alpha_c=alpha_c,
-        alpha_c_err=alpha_c_err + bound_c,
-        alpha_l=alpha_l,
-        alpha_l_err=alpha_l_err + bound_l,
-        alpha_c_interpolated=bound_c > 0,
-        alpha_l_interpolated=bound_l > 0,
-        method=method,
-    )
-
-
-def scan_alphas(
-    p: ModelParams, alphas: list[float], method: Method, progress: bool = False
-) -> Transitions:
-    """alpha_c, alpha_l and the spinodals of one model on the grid `alphas`, on every replica
-    of `method` (module docstring): Gauss-Hermite at its order with errors from its check
-    order, QMC on every scrambling with errors from their spread."""
-    if isinstance(method, GaussHermite):
-        return _scan_orders(p, alphas, method)
-    return _scan_scramblings(p, alphas, method, progress)

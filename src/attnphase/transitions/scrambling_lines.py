@@ -32,67 +32,15 @@ import numpy as np
 from ..params import ModelParams, check_int
 from ..theory import QMC
 from ..theory.baseline import linear_test_error_qmc
-from ..theory.iterate import InadmissibleStep
-from ..theory.qmc.channel import QMCChannel
-from ..theory.qmc.engine import Layout, QMCMap, fixed_point_observables, qmc_curve
+from ..theory.branch_maps import ScramblingBranchMap, packed_overlaps, scrambling_channel
+from ..theory.replicas import QMCChannel, scrambling_scan
 from .continuation import LinePoint
-from .newton import OffDomain
 from .paths import SCAN_NUM
 from .roots import bracket_sign_changes, interpolated_root
-from .scan import BRANCHES, BranchScan, ScramblingReplica
-from .systems import BranchAtOrder, CachedBranchMap, CrossingSystem, LinearSystem
+from .scan import BRANCHES, BranchScan
+from .systems import BranchAtOrder, CrossingSystem, LinearSystem
 
 LINE_METHOD = QMC(points=2048, randomisations=4)
-
-
-def order_index(layout: Layout, branch: str) -> int:
-    """Index in the packed overlaps of the branch's order parameter (module docstring)."""
-    _, bM, bT, _ = layout.blocks()
-    if branch == "semantic":
-        return bT.start
-    if branch == "positional":
-        return bM.start
-    raise ValueError(f"branch must be semantic or positional, got {branch!r}")
-
-
-class ScramblingBranchMap(CachedBranchMap):
-    """G(x; alpha) = SE(x) - x of the QMC channel on one scrambling (`QMCMap`: the
-    pinned components of `free_overlaps` stay at zero), on the branch's free components, with
-    the training loss -Phi and the test error eps_g at x (`engine.fixed_point_observables`).
-
-    The prox of every point starts from fixed guesses and from the map's own previous
-    minimisers (`QMCChannel`); the channel's warm start is swapped in and out per map, so
-    that maps of two branches on one scrambling do not start each other's proxes."""
-
-    def __init__(self, branch: str, p: ModelParams, channel: QMCChannel):
-        layout = Layout(p.rank, p.K, p.teacher_rank)
-        self.keep = layout.mask(branch)
-        super().__init__(branch, self.keep, order_index(layout, branch))
-        self.p, self.channel, self.layout = p, channel, layout
-        self._order = layout.blocks()[2 if branch == "semantic" else 1]
-        self._warm: np.ndarray | None = None
-
-    on_branch = QMC.on_branch
-
-    def _evaluate(self, xf, alpha):
-        x = self.full(xf)
-        if not alpha > 0:
-            raise OffDomain(f"{self.branch}: alpha {alpha} <= 0")
-        if float(np.abs(x[self._order]).max()) < self.on_branch:
-            what = "theta" if self.branch == "semantic" else "M"
-            raise OffDomain(f"{self.branch} branch collapsed ({what} -> 0)")
-        fmap = QMCMap(alpha, self.p, self.channel, self.keep)
-        fmap.local = self.local
-        self.channel._warm = self._warm
-        try:
-            fx, (h, m) = fmap.step(x)
-        except InadmissibleStep as err:
-            raise OffDomain(f"{self.branch}: {err} at alpha {alpha:.6g}") from None
-        finally:
-            self._warm = self.channel._warm
-            fmap.local = False
-        obs = fixed_point_observables(self.layout.unpack(x), h, m, alpha, self.p, fmap.lam)
-        return (fx - x)[self.free], obs["train_loss"], obs["test_error"]
 
 
 class ScramblingLines:
@@ -120,9 +68,7 @@ class ScramblingLines:
         """The scrambling's points (made at the first call; L, r, t are the same along a
         path)."""
         if self._channel is None:
-            self._channel = QMCChannel(
-                p.L, p.rank, p.teacher_rank, self.method.points, self.method.seed + self.k
-            )
+            self._channel = scrambling_channel(p, self.method, self.k)
         return self._channel
 
     def branch_map(self, branch: str, s: float) -> ScramblingBranchMap:
@@ -144,6 +90,12 @@ class ScramblingLines:
     def check_fold(self, branch: str) -> None:
         return None
 
+    def starts(
+        self, s0: float, alpha_min: float, alpha_max: float, num: int = SCAN_NUM
+    ) -> dict[str, tuple | str]:
+        """`scrambling_line_starts` on this scrambling."""
+        return scrambling_line_starts(self, s0, alpha_min, alpha_max, num)
+
 
 def eps_lin(p: ModelParams) -> float:
     """The linear baseline's test error (docs/theory.md §7.4, QMC; memoised)."""
@@ -151,7 +103,7 @@ def eps_lin(p: ModelParams) -> float:
 
 
 def _packed(p: ModelParams, sol) -> np.ndarray:
-    return Layout(p.rank, p.K, p.teacher_rank).pack(sol.overlaps)
+    return packed_overlaps(p, sol.overlaps)
 
 
 def scrambling_line_starts(
@@ -165,9 +117,7 @@ def scrambling_line_starts(
     (`BranchScan.at`); a spinodal starts from the branch's last grid point."""
     p0 = lines.path(s0)
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, check_int("num", num, 3))]
-    channel = lines.channel(p0)
-    curves = {b: qmc_curve(alphas, p0, b, lines.method, channels=[channel]) for b in BRANCHES}
-    replica = ScramblingReplica(p0, channel, 0, curves)
+    replica = scrambling_scan(p0, alphas, lines.method, lines.channel(p0))
     branches = {b: BranchScan(replica, alphas, b) for b in BRANCHES}
     sem, pos = branches["semantic"], branches["positional"]
     starts: dict[str, tuple | str] = {}

@@ -1,108 +1,25 @@
-"""The defining systems of the transitions (docs/theory.md §5) for the exact L=2 engine, as
-residuals
-of a vector z of unknowns at fixed model parameters.
+"""The defining systems of the transitions (docs/theory.md §5), as residuals of a vector z of
+unknowns at fixed model parameters, for every integration method.
 
-A branch's state is the free components of its overlaps (q, m, V, theta) (the pinned ones of
-`pinned_overlaps` stay at zero); its residual is G(x; alpha) = SE(x; alpha) - x on them.
+A branch's state is the free components of its overlaps (the pinned ones stay at zero); its
+residual is G(x; alpha) = SE(x; alpha) - x on them (`theory.branch_maps`).
   alpha_c:   z = (x_semantic, x_positional, alpha),  [G_s, G_p, (R_s - R_p)/R_p] = 0
   alpha_l:   z = (x_branch, alpha),                 [G_b, (eps_g - eps_lin)/eps_lin] = 0
   spinodal:  the extremum over t of alpha(t), where z = (x_branch without t, alpha) solves
              G_b = 0 with the order parameter (theta or m) held at t  (a fold: dG/dx singular)
 R = -Phi is the training loss (eq. 14), eps_g the test error (eq. 10).
 
-The systems only use the interface of `CachedBranchMap`, so any engine's branch map fits them;
-`BranchMap` is the exact L=2 one.
+The systems only use the interface of `theory.branch_maps.CachedBranchMap`, so any method's
+branch map fits them.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-
 import numpy as np
 
-from ..params import ModelParams
-from ..theory.gauss_hermite.channel import ChannelIntegrator, kappa, test_error
-from ..theory.gauss_hermite.engine import GaussHermiteMap, admissible, pinned_overlaps
-from ..theory.iterate import InadmissibleStep
-from ..theory.method import GaussHermite
-from ..theory.overlaps import Overlaps, scalar_free_entropy
-from .newton import OffDomain, fd_jacobian
+from .newton import fd_jacobian
 
 FOLD_STEP = 1e-5  # relative step of the inner finite differences of the fold's dG/dx
-CACHE_SIZE = 64  # evaluations a branch map remembers
-
-
-class CachedBranchMap(ABC):
-    """The branch-map interface the systems use: `free` (indices of the free components in
-    the full state), `order_slot` (the order parameter's position among them), `full`,
-    `evaluations` (SE map evaluations; cache hits not counted) and `evaluate`, which caches
-    the last CACHE_SIZE results (finite differences of a system perturb one branch at a
-    time). Engines implement `_evaluate(xf, alpha)`, which raises OffDomain where the order
-    parameter is below `on_branch`, its integration method's (the branch collapsed). With
-    `local` True the engine's prox follows each integrand's previous minimiser (the local
-    mode of `theory.iterate.iterate_checked`); the cache keeps the two modes apart."""
-
-    on_branch = GaussHermite.on_branch
-    local = False
-
-    def __init__(self, branch: str, keep: np.ndarray, order_index: int):
-        self.branch = branch
-        self.size = keep.size
-        self.free = np.flatnonzero(keep)
-        self.order_slot = int(np.flatnonzero(self.free == order_index)[0])
-        self.evaluations = 0
-        self._cache: dict[bytes, tuple[np.ndarray, float, float]] = {}
-
-    def full(self, xf: np.ndarray) -> np.ndarray:
-        x = np.zeros(self.size)
-        x[self.free] = xf
-        return x
-
-    def evaluate(self, xf: np.ndarray, alpha: float) -> tuple[np.ndarray, float, float]:
-        """(G on the free components, training loss -Phi, test error) at x, alpha."""
-        key = np.append(xf, alpha).tobytes() + bytes([self.local])
-        if key not in self._cache:
-            self.evaluations += 1
-            self._cache[key] = self._evaluate(np.asarray(xf, dtype=float), float(alpha))
-            if len(self._cache) > CACHE_SIZE:
-                self._cache.pop(next(iter(self._cache)))
-        return self._cache[key]
-
-    @abstractmethod
-    def _evaluate(self, xf: np.ndarray, alpha: float) -> tuple[np.ndarray, float, float]:
-        """(G on the free components, training loss, test error), uncached."""
-
-
-class BranchMap(CachedBranchMap):
-    """G(x; alpha) of one branch of the exact L=2 engine on its free components of
-    (q, m, V, theta), with the observables at x."""
-
-    def __init__(self, branch: str, p: ModelParams, order: tuple[int, int]):
-        pinned = pinned_overlaps(branch, p)
-        keep = np.array([True, not pinned[0], True, not pinned[1]])
-        super().__init__(branch, keep, 3 if branch == "semantic" else 1)  # theta or m
-        self.p = p
-        self.integ = ChannelIntegrator(*order)
-
-    def _evaluate(self, xf, alpha):
-        p = self.p
-        x = self.full(xf)
-        if not (alpha > 0 and admissible(x, p.rho)):
-            raise OffDomain(f"{self.branch}: inadmissible overlaps {x} at alpha {alpha}")
-        if self.branch == "semantic" and abs(x[3]) < self.on_branch:
-            raise OffDomain("semantic branch collapsed (theta -> 0)")
-        if self.branch == "positional" and abs(x[1]) < self.on_branch:
-            raise OffDomain("positional branch collapsed (m -> 0)")
-        engine = GaussHermiteMap(alpha, p, self.integ, "ibp", pinned_overlaps(self.branch, p))
-        engine.local = self.local
-        try:
-            fx, (h, mom) = engine.step(x)
-        except InadmissibleStep as err:
-            raise OffDomain(str(err)) from None
-        k = kappa(sigma=p.sigma, omega=p.omega, A=p.A)
-        o = Overlaps(*x)
-        phi = scalar_free_entropy(o, h, mom.M + k, alpha=alpha, sigma=p.sigma, lam=p.lam, rho=p.rho)
-        return (fx - x)[self.free], -phi, test_error(mom, kappa_=k)
 
 
 class CrossingSystem:

@@ -20,9 +20,9 @@ import pandas as pd
 
 from .._core.progress import progress_bar
 from ..params import ModelParams
-from ..theory import QMC, GaussHermite, Method, resolve_method
+from ..theory import QMC, Method, resolve_method
 from . import TRANSITION_POINTS
-from .line_table import transition_table as resumable_line_table
+from .line_table import stored_lines
 from .paths import LINES, PATHS
 
 APPROACHES = ("auto", "continuation", "scan")
@@ -108,11 +108,9 @@ def transition_table(
     values = sorted({float(v) for v in values})
     for s in values:
         p.with_value(parameter, s)  # ModelParams validates every value before any work
-    m = resolve_method(method, p)
-    if method == "auto" and isinstance(m, QMC):
-        m = QMC(points=TRANSITION_POINTS)
-    if approach == "auto":
-        approach = "continuation" if isinstance(m, GaussHermite) else "scan"
+    m = resolve_method(method, p, QMC(points=TRANSITION_POINTS))
+    if approach == "auto":  # following the lines on every scrambling costs more than a scan
+        approach = "scan" if m.averages_replicas else "continuation"
     if approach == "scan":
         rows = _scan_rows(
             p,
@@ -128,7 +126,7 @@ def transition_table(
     else:
         backend = "dask" if scheduler else ("process" if workers > 1 else "serial")
         with tempfile.TemporaryDirectory() as tmp:
-            df = resumable_line_table(
+            df = stored_lines(
                 p,
                 values,
                 parameter=parameter,
@@ -150,8 +148,8 @@ def transition_table(
             df[k] = getattr(p, k)
     df["A"] = json.dumps([list(map(float, row)) for row in p.A])
     df["alpha_min"], df["alpha_max"] = alpha_min, alpha_max
-    if isinstance(m, GaussHermite):
-        df["n_xi"], df["n_y"] = m.order
-        df["check_n_xi"], df["check_n_y"] = m.check_order
+    for k, v in m.columns().items():
+        if k != "method":  # the column names the approach
+            df[k] = v
     df["method"] = approach
     return df

@@ -40,7 +40,7 @@ from ..theory.overlaps import MatrixOverlaps
 from ..theory.result import TheoryResult, plain_value
 
 if TYPE_CHECKING:
-    from ..theory.qmc.channel import QMCChannel
+    from ..theory.replicas import QMCChannel
 
 JUMP_RADIUS = 0.1  # in units of the standard Gaussian xi of the student field
 DISTINCT = 1e-4  # relative distance above which two prox minimisers are different minima
@@ -179,7 +179,7 @@ def with_stability(
     fixed point; a Gauss-Hermite result on `randomisations` scramblings of `points` Sobol points
     of the QMC channel (defaults: `QMC()`'s). An unconverged result is returned unchanged (NaN).
     """
-    from ..theory.qmc.engine import make_channels
+    from ..theory.replicas import scramblings
 
     p = result.params
     if not p.is_tied_gaussian:
@@ -188,18 +188,15 @@ def with_stability(
         )
     if not result.converged:
         return result
-    if isinstance(result.method, QMC):
-        method = QMC(
-            points or result.method.points,
-            randomisations or result.method.randomisations,
-            result.method.seed,
-        )
-        channels = make_channels(p, method)
+    if result.solutions:  # a QMC result: its own scramblings' fixed points
+        own = result.method.settings()
+        method = QMC(points or own["points"], randomisations or own["randomisations"], own["seed"])
+        channels = scramblings(p, method)
         overlaps = [s.overlaps for s in result.solutions][: len(channels)]
     else:
         default = QMC()
         method = QMC(points or default.points, randomisations or default.randomisations)
-        channels = make_channels(p, method)
+        channels = scramblings(p, method)
         o = MatrixOverlaps(*(np.array([[x]]) for x in (result.q, result.m, result.theta, result.V)))
         overlaps = [o] * len(channels)
     st = stability(channels[: len(overlaps)], overlaps, result.alpha, p)

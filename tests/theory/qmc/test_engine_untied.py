@@ -40,7 +40,7 @@ def test_untied_start_is_the_tied_start_in_both_matrices():
     [
         (["--rank", "2"], "--untied"),
         (["--stability"], "--stability"),
-        (["--engine", "l2"], "--engine"),
+        (["--engine", "gauss-hermite"], "--engine"),
         (["--branch", "mixed"], "--branch"),
     ],
 )

@@ -229,7 +229,7 @@ def test_library_refuses_what_it_does_not_solve():
         (["--cluster-norm", "2"], "--cluster-norm: acts on Gaussian-mixture tokens only"),
         (["--clusters", "2", "--untied"], "--clusters: correlated tokens"),
         (["--clusters", "2", "--stability"], "--stability"),
-        (["--clusters", "2", "--engine", "l2"], "--engine"),
+        (["--clusters", "2", "--engine", "gauss-hermite"], "--engine"),
         (["--branch", "clustered"], "--branch must be one of"),
     ],
 )

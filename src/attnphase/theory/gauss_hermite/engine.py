@@ -15,7 +15,7 @@ import numpy as np
 
 from ...params import ModelParams
 from ..baseline import linear_test_error
-from ..branches import follow_branch
+from ..branches import EXACT_BRANCHES, START_V, follow_branch
 from ..iterate import (
     InadmissibleStep,
     StageOptions,
@@ -28,13 +28,11 @@ from ..overlaps import Hats, MatrixOverlaps, Overlaps, scalar_free_entropy, scal
 from ..result import ConvergenceError, NonConvergenceWarning, TheoryResult
 from .channel import ChannelIntegrator, ChannelMoments, hats, kappa, test_error
 
-BRANCHES = ("semantic", "positional", "trivial")
-
 # The authors' initial overlaps (q, m, V, theta) for each branch (docs/theory.md §3).
 INITIAL_OVERLAPS: dict[str, Overlaps] = {
-    "semantic": Overlaps(q=0.9068, m=0.0002, V=14.575, theta=0.3472),
-    "positional": Overlaps(q=0.0207, m=0.2, V=14.575, theta=0.0),
-    "trivial": Overlaps(q=0.0207, m=0.0, V=14.575, theta=0.0),
+    "semantic": Overlaps(q=0.9068, m=0.0002, V=START_V, theta=0.3472),
+    "positional": Overlaps(q=0.0207, m=0.2, V=START_V, theta=0.0),
+    "trivial": Overlaps(q=0.0207, m=0.0, V=START_V, theta=0.0),
 }
 
 COARSE_ORDER = (16, 8)
@@ -302,7 +300,9 @@ def solve_exact(
     when the fixed point is re-solved at the method's check order (warm, from the first)."""
     if start is None:
         if branch not in INITIAL_OVERLAPS:
-            raise ValueError(f"branch must be one of {BRANCHES} for this method, got {branch!r}")
+            raise ValueError(
+                f"branch must be one of {EXACT_BRANCHES} for this method, got {branch!r}"
+            )
         first = INITIAL_OVERLAPS[branch]
     else:
         first = start_overlaps(start)
@@ -356,8 +356,8 @@ def exact_curve(
     """Follow one branch along alpha (`branches.follow_branch`): cold points from the
     branch's initial overlaps, warm ones from the previous converged points (secant-predicted),
     all sharing one `_Ladder` (prox warm starts and the chord Jacobian)."""
-    if branch not in BRANCHES:
-        raise ValueError(f"branch must be one of {BRANCHES} for this method, got {branch!r}")
+    if branch not in EXACT_BRANCHES:
+        raise ValueError(f"branch must be one of {EXACT_BRANCHES} for this method, got {branch!r}")
     ladder = _Ladder(method)
 
     def solve_point(alpha: float, done: list[TheoryResult]) -> TheoryResult:

@@ -20,15 +20,21 @@ from scipy.optimize import linear_sum_assignment
 from ...params import TIED, Mixture, ModelParams, Tied, Untied, Variant
 from .. import overlaps as ge
 from ..baseline import linear_test_error_qmc
-from ..branches import SIMPLEX_BRANCH, branch_kind, follow_branch
+from ..branches import (
+    MIXTURE_BRANCH,
+    QMC_BRANCHES,
+    SIMPLEX_BRANCH,
+    START_V,
+    branch_kind,
+    follow_branch,
+)
 from ..iterate import InadmissibleStep, StageOptions, iterate_checked
 from ..method import QMC
+from ..overlaps import admissible
 from ..result import HAT_KEYS, OVERLAP_KEYS, TheoryResult
 from .channel import QMCChannel
 from .mixture import cluster_overlaps
 
-QMC_BRANCHES = ("semantic", "positional", "trivial", "mixed")
-MIXTURE_BRANCH = "clustered"  # correlated tokens: aligned with the cluster means, not the positions
 COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
 # damping of the cold stage: the undamped map's multipliers (docs/theory.md §8.1) bound the step
 # 1 - damping below ~0.76 on the semantic branch and ~0.36 on the positional one (at 0.5 the
@@ -103,7 +109,7 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
         M[0, 1] = 0.2
     elif branch != "trivial":
         raise ValueError(f"branch must be one of {QMC_BRANCHES}, got {branch!r}")
-    return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=14.575 * np.eye(r))
+    return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=START_V * np.eye(r))
 
 
 def _untied_start(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
@@ -318,16 +324,6 @@ def oriented(
         qhat=h.qhat * two, Mhat=h.Mhat * D, thetahat=h.thetahat * D, Vhat=h.Vhat * two
     )
     return flipped, hats
-
-
-def admissible(o: ge.MatrixOverlaps, rho: np.ndarray) -> bool:
-    """q and V positive definite and Gamma = rho - theta q^-1 theta^T positive definite."""
-    try:
-        if np.linalg.eigvalsh(o.q)[0] <= 0 or np.linalg.eigvalsh(o.V)[0] <= 0:
-            return False
-        return bool(np.linalg.eigvalsh(ge.teacher_covariance(o, rho))[0] > 0)
-    except np.linalg.LinAlgError:
-        return False
 
 
 class QMCMap:

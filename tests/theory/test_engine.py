@@ -4,8 +4,7 @@ import math
 
 import pytest
 
-from attnphase import QMC, GaussHermite, ModelParams, learning_curve, solve
-from attnphase.theory.gauss_hermite.engine import solve_exact
+from attnphase import QMC, GaussHermite, learning_curve, solve
 
 
 @pytest.mark.parametrize("alpha", [0.0, -1.0, math.nan, math.inf])
@@ -28,7 +27,7 @@ def test_bad_init_order_and_branch():
     with pytest.raises(ValueError, match="branch"):
         learning_curve([1.0], branch="sideways")
     with pytest.raises(ValueError, match="estimator"):
-        solve_exact(1.0, ModelParams(), None, "semantic", GaussHermite((8, 4)), estimator="magic")
+        GaussHermite((8, 4), estimator="magic")
 
 
 @pytest.mark.parametrize(

@@ -137,7 +137,7 @@ def test_positional_alpha_1p5_smooth_v_matches_gamp_side():
 
 
 def test_unconverged_result_is_left_nan():
-    r = solve_exact(1.5, ModelParams(), None, "semantic", GaussHermite(), max_iter=1)
+    r = solve_exact(1.5, ModelParams(), None, "semantic", GaussHermite(max_iter=1))
     assert not r.converged
     assert np.isnan(with_stability(r).rs_stability)
 

@@ -17,12 +17,9 @@ def evaluate(kind: str, params: dict) -> dict:
     p = dict(params)
     if kind == "theory":
         from ..theory.engine import solve_cold
-        from .spec import SOLVER_OPTIONS, theory_method, theory_model
+        from .spec import theory_method, theory_model
 
-        model, alpha, branch = theory_model(p), p["alpha"], p["branch"]
-        method = theory_method(p)
-        options = {} if p["method"] == "qmc" else {k: p[k] for k in SOLVER_OPTIONS if k != "order"}
-        out = solve_cold(alpha, model, branch, method, **options).as_dict()
+        out = solve_cold(p["alpha"], theory_model(p), p["branch"], theory_method(p)).as_dict()
     else:
         from ..sim import simulate
         from .spec import sim_config

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 # a theory point's name of each QMC field (its seed is qmc_seed: a theory point has no seed of
 # the simulations' kind, and --seeds does not apply to it)
-QMC_FIELDS = {f.name: "qmc_seed" if f.name == "seed" else f.name for f in dataclasses.fields(QMC)}
+QMC_FIELDS = {f: "qmc_seed" if f == "seed" else f for f in QMC().settings()}
 
 KINDS = ("theory", "simulation")
 ESTIMATORS = ("ibp", "direct")
@@ -155,11 +155,9 @@ def check_names(kind: str, names) -> None:
 @functools.cache
 def _defaults(kind: str) -> dict[str, Any]:
     if kind == "theory":
-        from ..theory.engine import solver_defaults
-
+        exact = GaussHermite()
         out = {f.name: f.default for f in dataclasses.fields(ModelParams) if f.name in MODEL_FIELDS}
-        out.update(solver_defaults())
-        out["order"] = GaussHermite().order
+        out.update({k: getattr(exact, k) for k in SOLVER_OPTIONS})
         out["branch"] = "semantic"
         out.update(_VARIANT_OFF, method=GaussHermite.name)
         out.update({name: getattr(QMC(), field) for field, name in QMC_FIELDS.items()})
@@ -327,7 +325,8 @@ def theory_method(p: dict) -> Method:
     """The integration method of a theory point: its `method` by name, with `order` or the
     QMC fields."""
     if p["method"] == GaussHermite.name:
-        return GaussHermite(tuple(p["order"]))
+        options = {k: p[k] for k in SOLVER_OPTIONS if k != "order"}
+        return GaussHermite(tuple(p["order"]), **options)
     return QMC(**{field: p[name] for field, name in QMC_FIELDS.items()})
 
 

@@ -8,10 +8,9 @@ The channel is chosen by the method: `GaussHermite` is the exact L = 2 channel
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import Any, TypedDict
 
 from ..params import ModelParams, check_alpha, check_positive
 from .branches import BRANCHES
@@ -22,10 +21,11 @@ from .qmc.engine import check_variant, qmc_curve, solve_qmc
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
 
 
-class _Tolerance(TypedDict, total=False):
-    """The solver's tolerance when one is given (else each engine's default)."""
-
-    tol: float
+def _with_tol(method: GaussHermite | QMC, tol: float | None) -> GaussHermite | QMC:
+    """The method with the solver's tolerance `tol` when one is given."""
+    if tol is None:
+        return method
+    return dataclasses.replace(method, tol=check_positive("tol", tol))
 
 
 def _check_branch(branch: str | None, start) -> str:
@@ -66,7 +66,8 @@ def solve(
     (q, m, V, theta)), solved warm on `branch`'s invariant manifold when a branch is named
     (its pinned overlaps held at zero), on no manifold otherwise (labelled "custom").
     method: `GaussHermite(...)`, `QMC(...)` or "auto" (Gauss-Hermite where it applies).
-    tol: the solver's relative tolerance (default 1e-6 Gauss-Hermite, 1e-5 QMC).
+    tol: the solver's relative tolerance, replacing the method's own (`GaussHermite.tol`
+    1e-6, `QMC.tol` 1e-5 by default; the other solver options live on the method).
     errors: every number's integration error `<name>_err` (Gauss-Hermite: its change when
     re-solved at `check_order`, warm from the fixed point; QMC: the standard error over
     scramblings, always); errors=False skips the Gauss-Hermite re-solve (errors NaN).
@@ -74,23 +75,15 @@ def solve(
     """
     alpha = check_alpha(alpha)
     p = params if params is not None else ModelParams()
-    m = resolve_method(method, p)
+    m = _with_tol(resolve_method(method, p), tol)
     label = _check_branch(branch, start)
-    kw: _Tolerance = {} if tol is None else {"tol": check_positive("tol", tol)}
     if isinstance(m, GaussHermite):
-        return solve_exact(alpha, p, start, label, m, strict=strict, check=errors, **kw)
+        return solve_exact(alpha, p, start, label, m, strict=strict, check=errors)
     if start is not None and not isinstance(start, MatrixOverlaps):
         raise ValueError(f"start: QMC starts from MatrixOverlaps, got {type(start).__name__}")
-    res = solve_qmc(alpha, p, start, label, m, **kw)
+    res = solve_qmc(alpha, p, start, label, m)
     _warn_unconverged(res, strict)
     return res
-
-
-def solver_defaults() -> dict[str, Any]:
-    """The solver's options and their defaults (the exact channel's: tol, damping, anderson,
-    max_iter, estimator), as `solve_cold` takes them."""
-    sig = inspect.signature(solve_exact).parameters
-    return {n: sig[n].default for n in ("tol", "damping", "anderson", "max_iter", "estimator")}
 
 
 def check_model(p: ModelParams) -> None:
@@ -99,15 +92,13 @@ def check_model(p: ModelParams) -> None:
     check_variant(p)
 
 
-def solve_cold(
-    alpha: float, p: ModelParams, branch: str, method: Method, **options: Any
-) -> TheoryResult:
-    """One fixed point started cold on `branch`, with the solver's `options` (those of
-    `solver_defaults`; only tol applies to QMC), without warnings: the sweeps' point."""
+def solve_cold(alpha: float, p: ModelParams, branch: str, method: Method) -> TheoryResult:
+    """One fixed point started cold on `branch` with the method's solver options, without
+    warnings (a sweep's point)."""
     m = resolve_method(method, p)
     if isinstance(m, GaussHermite):
-        return solve_exact(alpha, p, None, branch, m, **options)
-    return solve_qmc(alpha, p, None, branch, m, **options)
+        return solve_exact(alpha, p, None, branch, m)
+    return solve_qmc(alpha, p, None, branch, m)
 
 
 def learning_curve(
@@ -132,12 +123,11 @@ def learning_curve(
     if not alist:
         raise ValueError("alphas must not be empty")
     p = params if params is not None else ModelParams()
-    m = resolve_method(method, p)
+    m = _with_tol(resolve_method(method, p), tol)
     _check_branch(branch, None)
-    kw: _Tolerance = {} if tol is None else {"tol": check_positive("tol", tol)}
     if isinstance(m, GaussHermite):
-        return exact_curve(alist, p, branch, m, progress=progress, check=errors, **kw)
-    curve = qmc_curve(alist, p, branch, m, progress=progress, **kw)
+        return exact_curve(alist, p, branch, m, progress=progress, check=errors)
+    curve = qmc_curve(alist, p, branch, m, progress=progress)
     for res in curve:
         _warn_unconverged(res)
     return curve

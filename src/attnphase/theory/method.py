@@ -12,6 +12,7 @@ use: they never ask which method they hold.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from .._core.memory import check_memory
-from ..params import ModelParams, check_int
+from ..params import ModelParams, check_int, check_positive
 from .branches import EXACT_BRANCHES, QMC_BRANCHES
 
 DEFAULT_ORDER = (64, 24)  # Gauss-Hermite (n_xi, n_y), from studies/convergence.py
@@ -47,6 +48,19 @@ def check_order(name: str, order) -> tuple[int, int]:
     return n_xi, n_y
 
 
+ESTIMATORS = ("ibp", "direct")  # the exact channel's forms of the conjugates (§3, §6)
+
+
+def _check_solver(m) -> None:
+    """Validates (in place) the solver options every method carries: tol, damping, anderson,
+    max_iter; ValueError names the option."""
+    object.__setattr__(m, "tol", check_positive("tol", m.tol))
+    if not 0.0 <= m.damping < 1.0:
+        raise ValueError(f"damping must be in [0, 1), got {m.damping!r}")
+    object.__setattr__(m, "anderson", check_int("anderson", m.anderson, minimum=0))
+    object.__setattr__(m, "max_iter", check_int("max_iter", m.max_iter))
+
+
 class Method(Protocol):
     """What every integration method gives the layers above the theory: its name and settings,
     the replicas it integrates on and how their values combine into a value and an error, the
@@ -55,6 +69,21 @@ class Method(Protocol):
 
     name: ClassVar[str]  # the one spelling everywhere: the CLI's --engine, tables, stores
     on_branch: ClassVar[float]
+
+    # the fixed-point solver's options (`theory.iterate`): relative tolerance, damping (the
+    # weight of the old iterate), Anderson history, iterations per stage
+    @property
+    def tol(self) -> float: ...
+
+    @property
+    def damping(self) -> float: ...
+
+    @property
+    def anderson(self) -> int: ...
+
+    @property
+    def max_iter(self) -> int: ...
+
     # the reported value is the mean over the replicas (QMC) rather than the first replica's
     # own, checked against a second accuracy (Gauss-Hermite)
     averages_replicas: ClassVar[bool]
@@ -75,7 +104,8 @@ class Method(Protocol):
         ...
 
     def settings(self) -> dict[str, Any]:
-        """The settings as JSON-ready numbers (what a stored point's id is made of)."""
+        """The integration's settings (not the solver's options) as JSON-ready numbers: what a
+        stored line point's id is made of, read back by `pop_method`."""
         ...
 
     def columns(self) -> dict[str, Any]:
@@ -90,10 +120,16 @@ class Method(Protocol):
 @dataclass(frozen=True)
 class GaussHermite:
     """The exact L = 2 channel on a Gauss-Hermite grid of `order` = (n_xi, n_y) nodes;
-    `check_order` is the second order of the transitions' error estimate."""
+    `check_order` is the second order of the transitions' error estimate; the solver's options
+    (`Method`) and `estimator`, the forms of the conjugates ("ibp" §6, "direct" §3)."""
 
     order: tuple[int, int] = DEFAULT_ORDER
     check_order: tuple[int, int] = CHECK_ORDER
+    tol: float = 1e-6
+    damping: float = 0.8
+    anderson: int = 5
+    max_iter: int = 300
+    estimator: str = "ibp"
     name: ClassVar[str] = "gauss-hermite"
     # the order parameter (|theta|, |m|) of a fixed point on its branch exceeds this: the
     # solver's tolerance, far above the quadrature's rounding
@@ -104,10 +140,13 @@ class GaussHermite:
     def __post_init__(self) -> None:
         object.__setattr__(self, "order", check_order("order", self.order))
         object.__setattr__(self, "check_order", check_order("check_order", self.check_order))
+        _check_solver(self)
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}")
 
     def at_order(self, order) -> GaussHermite:
         """The same method at another order."""
-        return GaussHermite(order, self.check_order)
+        return dataclasses.replace(self, order=order)
 
     def replicas(self) -> range:
         return range(1)
@@ -136,11 +175,16 @@ class GaussHermite:
 
 @dataclass(frozen=True)
 class QMC:
-    """Randomised quasi-Monte Carlo: `randomisations` scramblings of `points` Sobol points."""
+    """Randomised quasi-Monte Carlo: `randomisations` scramblings of `points` Sobol points
+    (seeds `seed`, `seed` + 1, ...); the solver's options (`Method`)."""
 
     points: int = DEFAULT_POINTS
     randomisations: int = DEFAULT_RANDOMISATIONS
     seed: int = 0
+    tol: float = 1e-5
+    damping: float = 0.5
+    anderson: int = 3
+    max_iter: int = 200
     name: ClassVar[str] = "qmc"
     # on one scrambling, the order parameter (largest |theta| or |M| entry) of a fixed point on
     # its branch exceeds this (where a branch has ended it stays at the integration-noise
@@ -156,6 +200,7 @@ class QMC:
         object.__setattr__(self, "points", points)
         object.__setattr__(self, "randomisations", check_int("randomisations", self.randomisations))
         object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        _check_solver(self)
 
     def replicas(self) -> range:
         return range(self.randomisations)

@@ -13,11 +13,11 @@ from tests.cli.test_app import KEYS as JSON_KEYS
 
 def test_non_convergence_warns_and_strict_raises():
     with pytest.warns(NonConvergenceWarning, match="maximum iterations"):
-        r = solve_exact(1.5, ModelParams(), None, "semantic", GaussHermite((8, 4)), max_iter=2)
+        r = solve_exact(1.5, ModelParams(), None, "semantic", GaussHermite((8, 4), max_iter=2))
     assert not r.converged and r.status == "maximum iterations reached"
     with pytest.raises(ConvergenceError):
         solve_exact(
-            1.5, ModelParams(), None, "semantic", GaussHermite((8, 4)), max_iter=2, strict=True
+            1.5, ModelParams(), None, "semantic", GaussHermite((8, 4), max_iter=2), strict=True
         )
 
 

@@ -184,15 +184,12 @@ def _solve_with(
     ladder: _Ladder,
     *,
     cold: bool,
-    tol: float,
-    damping: float,
-    anderson: int,
-    max_iter: int,
-    estimator: str,
     strict: bool,
     check: bool,
 ) -> TheoryResult:
     method = ladder.method
+    tol, damping, anderson = method.tol, method.damping, method.anderson
+    max_iter, estimator = method.max_iter, method.estimator
     eps_lin = linear_test_error(p)
     pinned = pinned_overlaps(branch, p)
     engine = GaussHermiteMap(alpha, p, ladder.full, estimator, pinned)
@@ -285,11 +282,6 @@ def solve_exact(
     branch: str,
     method: GaussHermite,
     *,
-    tol: float = 1e-6,
-    damping: float = 0.8,
-    anderson: int = 5,
-    max_iter: int = 300,
-    estimator: str = "ibp",
     strict: bool = False,
     check: bool = True,
 ) -> TheoryResult:
@@ -317,11 +309,6 @@ def solve_exact(
         branch,
         _Ladder(method),
         cold=start is None,
-        tol=tol,
-        damping=damping,
-        anderson=anderson,
-        max_iter=max_iter,
-        estimator=estimator,
         strict=strict,
         check=check,
     )
@@ -345,11 +332,6 @@ def exact_curve(
     branch: str,
     method: GaussHermite,
     *,
-    tol: float = 1e-6,
-    damping: float = 0.8,
-    anderson: int = 5,
-    max_iter: int = 300,
-    estimator: str = "ibp",
     progress: bool = False,
     check: bool = True,
 ) -> list[TheoryResult]:
@@ -369,11 +351,6 @@ def exact_curve(
             branch,
             ladder,
             cold=not done,
-            tol=tol,
-            damping=damping,
-            anderson=anderson,
-            max_iter=max_iter,
-            estimator=estimator,
             strict=False,
             check=check,
         )

@@ -455,14 +455,13 @@ def solve_one(
     channel: QMCChannel,
     *,
     coarse: QMCChannel | None = None,
-    tol: float = 1e-5,
-    damping: float = 0.5,
-    anderson: int = 3,
-    max_iter: int = 200,
+    solver: QMC | None = None,
 ) -> Solution:
     """Fixed point on one scrambling from `start` (first damped on `coarse` when given), by
-    Anderson-accelerated damped steps; a start whose order parameter collapses (`collapsed`)
-    is finished on the trivial manifold."""
+    Anderson-accelerated damped steps with the options of `solver` (default `QMC()`'s); a
+    start whose order parameter collapses (`collapsed`) is finished on the trivial manifold."""
+    opts = solver if solver is not None else QMC()
+    tol, damping, anderson, max_iter = opts.tol, opts.damping, opts.anderson, opts.max_iter
     variant = channel.variant
     layout = Layout(channel.r, p.K, p.teacher_rank, variant)
     keep = layout.mask(branch)
@@ -563,15 +562,12 @@ def solve_qmc(
     branch: str,
     method: QMC,
     *,
-    tol: float = 1e-5,
-    damping: float = 0.5,
-    anderson: int = 3,
-    max_iter: int = 200,
     channels: list[QMCChannel] | None = None,
     coarse_from: QMC | None = None,
 ) -> TheoryResult:
     """One fixed point of the general state evolution at alpha, on `method.randomisations`
-    independent scramblings of `method.points` Sobol points (plus antithetic images) each.
+    independent scramblings of `method.points` Sobol points (plus antithetic images) each,
+    with the method's solver options.
 
     start None: the branch's starting overlaps, started cold (damped iterations on points/8
     first); explicit MatrixOverlaps are solved on `branch`'s invariant manifold (`free_overlaps`;
@@ -609,10 +605,7 @@ def solve_qmc(
             branch,
             channel,
             coarse=coarse,
-            tol=tol,
-            damping=damping,
-            anderson=anderson,
-            max_iter=max_iter,
+            solver=method,
         )
         solutions.append(sol)
         if sol.overlaps is None:
@@ -628,7 +621,9 @@ def solve_qmc(
         alpha=alpha,
         params=p,
         branch=branch,
-        method=QMC(channels[0].n_points // 2, len(channels), method.seed),
+        method=dataclasses.replace(
+            method, points=channels[0].n_points // 2, randomisations=len(channels)
+        ),
         values=values,
         errors=errors,
         linear_test_error=eps_lin,
@@ -647,7 +642,6 @@ def qmc_curve(
     branch: str,
     method: QMC,
     *,
-    tol: float = 1e-5,
     progress: bool = False,
     channels: list[QMCChannel] | None = None,
 ) -> list[TheoryResult]:
@@ -666,8 +660,6 @@ def qmc_curve(
         # start's coarse stage uses 1/8 of the default points (QMC()), not of the curve's:
         # kept as it was, so that the curves' numbers do not move
         start = done[-1].solutions[0].overlaps if done else None
-        return solve_qmc(
-            alpha, p, start, branch, method, tol=tol, channels=channels, coarse_from=QMC()
-        )
+        return solve_qmc(alpha, p, start, branch, method, channels=channels, coarse_from=QMC())
 
     return follow_branch(alphas, branch, solve_point, progress)

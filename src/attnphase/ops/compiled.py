@@ -64,14 +64,52 @@ def loss(h, K, Cm, c, S, key_start):
 @njit_cached()
 def loss_derivatives(h, K, Cm, S, P, grad, H, key_start):
     """Gradient (L*r) and Hessian (L*r x L*r) of g at h into grad and H, row-major flattening of
-    h; S and P (L x L) receive S(h) and P = dg/dZ. Tied (key_start = 0):
-    dZ_ik/dh_ac = delta_ia h_kc + delta_ka h_ic and the curvature of Z adds delta_cd (P + P^T)_ab;
-    untied (columns c < key_start query, the others key, c' = c + key_start):
-    dZ_ik/dh_ac = delta_ia h_kc' and dZ_ik/dh_ac' = delta_ka h_ic, curvature P_ab at (ac, bc')
-    and P_ba at (ac', bc)."""
+    h; S and P (L x L) receive S(h) and P = dg/dZ (`loss_derivatives_at`, with its scratch)."""
+    L, r = h.shape
+    attention(h, S, key_start)
+    work = hessian_scratch(L, r)
+    loss_derivatives_at(h, K, np.nonzero(K), Cm, S, P, grad, H, work, key_start)
+
+
+@njit_cached()
+def hessian_scratch(L, r):
+    """The scratch of `loss_derivatives_at` for L x r fields: J, Hz (L x L) and G (L x L r)."""
+    return np.empty((L, L)), np.empty((L, L)), np.empty((L, L * r))
+
+
+@njit_cached(inline="always")
+def _dz(h, i, k, a, cc, key_start):
+    """dZ_ik/dh_ac (`loss_derivatives_at`); zero unless a = i or a = k."""
+    v = 0.0
+    if key_start == 0:
+        if a == i:
+            v += h[k, cc]
+        if a == k:
+            v += h[i, cc]
+    elif cc < key_start:
+        if a == i:
+            v += h[k, cc + key_start]
+    elif a == k:
+        v += h[i, cc - key_start]
+    return v
+
+
+@njit_cached()
+def loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, work, key_start):
+    """Gradient (L*r) and Hessian (L*r x L*r) of g at h into grad and H, row-major flattening of
+    h, with S holding S(h); P (L x L) receives P = dg/dZ; Knz = np.nonzero(K) (row-major
+    order); work = `hessian_scratch`. Tied (key_start = 0): dZ_ik/dh_ac = delta_ia h_kc +
+    delta_ka h_ic and the curvature of Z adds delta_cd (P + P^T)_ab; untied (columns c <
+    key_start query, the others key, c' = c + key_start): dZ_ik/dh_ac = delta_ia h_kc' and
+    dZ_ik/dh_ac' = delta_ka h_ic, curvature P_ab at (ac, bc') and P_ba at (ac', bc).
+
+    Row i of Z adds E^T Hz E to H, Hz = J K J - s P_i^T - P_i s^T + diag(P_i) its curvature
+    (J = diag(s) - s s^T, s = S_i) and E = dZ_i/dh (`_dz`). The products skip terms that are
+    zero, which leaves every sum as it was, bit for bit: the zero entries of K, and in E every
+    row but a of a column (a, c) with a != i."""
     L, r = h.shape
     n = L * r
-    attention(h, S, key_start)
+    J, Hz, G = work
     for i in range(L):
         ubar = 0.0
         for k in range(L):
@@ -96,51 +134,42 @@ def loss_derivatives(h, K, Cm, S, P, grad, H, key_start):
     for x in range(n):
         for y in range(n):
             H[x, y] = 0.0
-    J = np.empty((L, L))
-    Hz = np.empty((L, L))
-    E = np.empty((L, n))
-    G = np.empty((L, n))
     for i in range(L):
         for k in range(L):
             for j in range(L):
                 J[k, j] = (S[i, k] if k == j else 0.0) - S[i, k] * S[i, j]
         for k in range(L):
+            # (J K J)_kj summed over the nonzeros of K, in order, for all j at once
             for j in range(L):
-                v = 0.0
-                for p in range(L):
-                    for s in range(L):
-                        v += J[k, p] * K[p, s] * J[s, j]
-                v -= S[i, k] * P[i, j] + P[i, k] * S[i, j]
-                if k == j:
-                    v += P[i, k]
-                Hz[k, j] = v
+                Hz[k, j] = 0.0
+            for e in range(Knz[0].shape[0]):
+                p, s = Knz[0][e], Knz[1][e]
+                jk = J[k, p] * K[p, s]
+                for j in range(L):
+                    Hz[k, j] += jk * J[s, j]
+            for j in range(L):
+                Hz[k, j] -= S[i, k] * P[i, j] + P[i, k] * S[i, j]
+            Hz[k, k] += P[i, k]
         for k in range(L):
             for a in range(L):
                 for cc in range(r):
-                    v = 0.0
-                    if key_start == 0:
-                        if a == i:
-                            v += h[k, cc]
-                        if a == k:
-                            v += h[i, cc]
-                    elif cc < key_start:
-                        if a == i:
-                            v += h[k, cc + key_start]
-                    elif a == k:
-                        v += h[i, cc - key_start]
-                    E[k, a * r + cc] = v
-        for k in range(L):
-            for y in range(n):
-                v = 0.0
-                for j in range(L):
-                    v += Hz[k, j] * E[j, y]
-                G[k, y] = v
-        for x in range(n):
-            for y in range(n):
-                v = 0.0
-                for k in range(L):
-                    v += E[k, x] * G[k, y]
-                H[x, y] += v
+                    if a == i:
+                        v = 0.0
+                        for j in range(L):
+                            v += Hz[k, j] * _dz(h, i, j, a, cc, key_start)
+                    else:
+                        v = Hz[k, a] * _dz(h, i, a, a, cc, key_start)
+                    G[k, a * r + cc] = v
+        for a in range(L):
+            for cc in range(r):
+                for y in range(n):
+                    if a == i:
+                        v = 0.0
+                        for k in range(L):
+                            v += _dz(h, i, k, a, cc, key_start) * G[k, y]
+                    else:
+                        v = _dz(h, i, a, a, cc, key_start) * G[a, y]
+                    H[a * r + cc, y] += v
     for a in range(L):
         for b in range(L):
             if key_start > 0:

@@ -1,8 +1,9 @@
 """The numba backend of `attnphase.prox`: the CPU kernel, parallel over problems.
 
-The algorithm of `attnphase.prox.algorithm`, one problem per thread, on the loss and
-derivatives of `attnphase.ops.compiled`; every function takes `key_start` (0: tied fields;
-r_Q for untied fields h = (h_Q, h_K), `attnphase.params.key_start_of`).
+The algorithm of `attnphase.prox.algorithm`, problems in parallel (in batches that share one
+scratch `workspace`), on the loss and derivatives of `attnphase.ops.compiled`; the functions of
+F take `key_start` (0: tied fields; r_Q for untied fields h = (h_Q, h_K),
+`attnphase.params.key_start_of`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ import torch
 from numba import prange
 
 from .._core.jit import njit_cached
-from ..ops.compiled import add_row_loss, attention, loss, loss_derivatives
+from ..ops.compiled import (
+    add_row_loss,
+    attention,
+    hessian_scratch,
+    loss,
+    loss_derivatives,
+    loss_derivatives_at,
+)
 from .algorithm import ARMIJO, BACKTRACKS, FLOOR, NEWTON_ZONE, XTOL, ProxResult, ball_points
 
 
@@ -35,9 +43,16 @@ def objective(h, w, Vinv, K, Cm, c, S, key_start):
 @njit_cached()
 def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, key_start):
     """Gradient (L*r) and Hessian (L*r x L*r) of F at h, row-major flattening of h: those of g
-    (`attnphase.ops.compiled.loss_derivatives`) plus (h - w) V^{-1} and I_L (x) V^{-1}."""
-    L, r = h.shape
+    (`attnphase.ops.compiled.loss_derivatives`) plus those of the prior (`add_prior`)."""
     loss_derivatives(h, K, Cm, S, P, grad, H, key_start)
+    add_prior(h, w, Vinv, grad, H)
+
+
+@njit_cached()
+def add_prior(h, w, Vinv, grad, H):
+    """Adds (h - w) V^{-1} to grad and I_L (x) V^{-1} to H: the derivatives of
+    1/2 tr((h - w) V^{-1} (h - w)^T) (§7.1)."""
+    L, r = h.shape
     for a in range(L):
         for cc in range(r):
             for b in range(r):
@@ -47,19 +62,35 @@ def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, key_start):
 
 
 @njit_cached()
-def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor, key_start):
-    """Local minimiser of F from h (modified in place); returns (F, stationary)."""
+def workspace(L, r):
+    """The scratch of `newton` for one L x r problem, allocated once per batch of problems:
+    S, P (L x L), trial (L x r), grad, step, proj (L r), H (L r x L r) and the scratch of
+    `attnphase.ops.compiled.loss_derivatives_at`."""
+    n = L * r
+    return (
+        np.empty((L, L)),
+        np.empty((L, L)),
+        np.empty((L, r)),
+        np.empty(n),
+        np.empty(n),
+        np.empty(n),
+        np.empty((n, n)),
+        hessian_scratch(L, r),
+    )
+
+
+@njit_cached()
+def newton(h, w, Vinv, K, Knz, Cm, c, gtol, max_iter, floor, key_start, work):
+    """Local minimiser of F from h (modified in place); returns (F, stationary). Knz:
+    np.nonzero(K); work: a `workspace`."""
+    S, P, trial, grad, step, proj, H, hwork = work
     L, r = h.shape
     n = L * r
-    S = np.empty((L, L))
-    P = np.empty((L, L))
-    grad = np.empty(n)
-    H = np.empty((n, n))
-    step = np.empty(n)
-    trial = np.empty((L, r))
     f = objective(h, w, Vinv, K, Cm, c, S, key_start)
     for _ in range(max_iter):
-        derivatives(h, w, Vinv, K, Cm, S, P, grad, H, key_start)
+        # S holds S(h): the objective was last evaluated at h
+        loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, hwork, key_start)
+        add_prior(h, w, Vinv, grad, H)
         gmax = 0.0
         hnorm = 0.0
         for x in range(n):
@@ -68,15 +99,17 @@ def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor, key_start):
         if gmax < gtol:
             return f, True
         lam, U = np.linalg.eigh(H)
+        for e in range(n):
+            v = 0.0
+            for y in range(n):
+                v += U[y, e] * grad[y]
+            proj[e] = v
         size = 0.0
         slope = 0.0
         for x in range(n):
             v = 0.0
             for e in range(n):
-                proj = 0.0
-                for y in range(n):
-                    proj += U[y, e] * grad[y]
-                v -= U[x, e] * proj / max(abs(lam[e]), floor)
+                v -= U[x, e] * proj[e] / max(abs(lam[e]), floor)
             step[x] = v
             size += v * v
             slope += v * grad[x]
@@ -100,6 +133,18 @@ def newton(h, w, Vinv, K, Cm, c, gtol, max_iter, floor, key_start):
         h[:, :] = trial
         f = ft
     return f, False
+
+
+@njit_cached()
+def probe_point(h, w, radius, point):
+    """h = w + radius point (in place): a start of the coarse search."""
+    L, r = h.shape
+    for a in range(L):
+        for b in range(r):
+            h[a, b] = w[a, b] + radius * point[a, b]
+
+
+_CHUNK = 32  # problems per task of the parallel loop; they share one workspace
 
 
 @njit_cached(parallel=True)
@@ -133,34 +178,39 @@ def global_prox_kernel(
     vmax = 1.0 / lam[0]
     n_probe = probe.shape[0]
     n_keep = min(n_best, n_probe)
-    for i in prange(N):
-        Ki = K[i] if K.shape[0] > 1 else K[0]
-        Cmi = Cm[i] if Cm.shape[0] > 1 else Cm[0]
-        ci = c[i] if c.shape[0] > 1 else c[0]
-        wi = w[i]
-        S = np.empty((L, L))
+    for chunk in prange((N + _CHUNK - 1) // _CHUNK):
+        work = workspace(L, r)
+        S = work[0]
         h = np.empty((L, r))
-        best = np.inf
-        for s in range(S_ + n_keep):
-            if s < S_:
-                h[:, :] = starts[i, s]
-            else:
-                if s == S_:
-                    g0 = loss(wi, Ki, Cmi, ci, S, key_start)
-                    radius = math.sqrt(2.0 * vmax * max(g0, 0.0))
-                    fp = np.empty(n_probe)
-                    for p in range(n_probe):
-                        h[:, :] = wi + radius * probe[p]
-                        fp[p] = objective(h, wi, Vinv, Ki, Cmi, ci, S, key_start)
-                    order = np.argsort(fp)
-                h[:, :] = wi + radius * probe[order[s - S_]]
-            f, stat = newton(h, wi, Vinv, Ki, Cmi, ci, gtol, max_iter, floor, key_start)
-            if f < best:
-                best = f
-                out_h[i] = h
-                out_f[i] = f
-                out_start[i] = s
-                out_stat[i] = stat
+        fp = np.empty(n_probe)
+        for i in range(chunk * _CHUNK, min(N, (chunk + 1) * _CHUNK)):
+            Ki = K[i] if K.shape[0] > 1 else K[0]
+            Cmi = Cm[i] if Cm.shape[0] > 1 else Cm[0]
+            ci = c[i] if c.shape[0] > 1 else c[0]
+            wi = w[i]
+            Knz = np.nonzero(Ki)
+            best = np.inf
+            for s in range(S_ + n_keep):
+                if s < S_:
+                    h[:, :] = starts[i, s]
+                else:
+                    if s == S_:
+                        g0 = loss(wi, Ki, Cmi, ci, S, key_start)
+                        radius = math.sqrt(2.0 * vmax * max(g0, 0.0))
+                        for p in range(n_probe):
+                            probe_point(h, wi, radius, probe[p])
+                            fp[p] = objective(h, wi, Vinv, Ki, Cmi, ci, S, key_start)
+                        order = np.argsort(fp)
+                    probe_point(h, wi, radius, probe[order[s - S_]])
+                f, stat = newton(
+                    h, wi, Vinv, Ki, Knz, Cmi, ci, gtol, max_iter, floor, key_start, work
+                )
+                if f < best:
+                    best = f
+                    out_h[i] = h
+                    out_f[i] = f
+                    out_start[i] = s
+                    out_stat[i] = stat
 
 
 def global_prox_numba(

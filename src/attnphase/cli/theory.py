@@ -19,6 +19,7 @@ from ..theory import (
     GaussHermite,
     Method,
 )
+from ..theory.attention import valid_branches
 from ..theory.branches import MIXTURE_BRANCH
 from ..theory.method import METHODS, exact_refusal
 from .app import app
@@ -204,11 +205,7 @@ def theory(
             raise UsageError(
                 "--stability: measured for the tied model only, not with --untied or --clusters"
             )
-        valid: tuple[str, ...] = method.branches
-        if mixture is not None:
-            valid = (*valid, MIXTURE_BRANCH)
-        if p.untied or p.rank < 2:
-            valid = tuple(b for b in valid if b != "mixed")
+        valid = tuple(b for b in valid_branches(p.variant, p.rank) if b in method.branches)
         if branch != "all" and branch not in valid:
             why = {
                 "mixed": "mixed needs --rank >= 2, the tied model and --engine qmc",

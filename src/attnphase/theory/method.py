@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core.memory import check_memory
 from ..params import ModelParams, check_int, check_positive
-from .branches import EXACT_BRANCHES, QMC_BRANCHES
+from .branches import BRANCHES, EXACT_BRANCHES
 
 DEFAULT_ORDER = (64, 24)  # Gauss-Hermite (n_xi, n_y), from studies/convergence.py
 CHECK_ORDER = (48, 16)  # the second order of a transition's error estimate
@@ -191,7 +191,7 @@ class QMC:
     # level, not at zero); a mean over scramblings must also exceed three standard errors
     on_branch: ClassVar[float] = 1e-4
     averages_replicas: ClassVar[bool] = True
-    branches: ClassVar[tuple[str, ...]] = QMC_BRANCHES
+    branches: ClassVar[tuple[str, ...]] = BRANCHES
 
     def __post_init__(self) -> None:
         points = check_int("points", self.points, minimum=2)

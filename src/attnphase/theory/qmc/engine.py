@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ...params import TIED, Mixture, ModelParams, Tied, Untied, Variant
+from ...params import TIED, Mixture, ModelParams, Tied, Variant
 from .. import overlaps as ge
+from ..attention import attention_map
 from ..baseline import linear_test_error_qmc
 from ..branches import (
     MIXTURE_BRANCH,
@@ -52,18 +53,12 @@ MEAN_STEP = 1e-3
 
 def field_width(p: ModelParams) -> int:
     """Columns of the student field: r, or 2r for untied query and key (docs/theory-untied.md)."""
-    return 2 * p.rank if p.untied else p.rank
+    return attention_map(p.variant).field_width(p.rank)
 
 
 def ridge(p: ModelParams) -> float:
-    """The ridge of the state evolution in the field's columns: lambda, or lambda/2 untied (the
-    simulations' lambda/4 (|Q_Q|^2 + |Q_K|^2), the tied ridge at Q_Q = Q_K)."""
-    return p.lam / 2 if p.untied else p.lam
-
-
-def mean_rows(variant: Variant) -> int:
-    """Rows of M beyond the positional ones: the K - 1 mean directions of a mixture."""
-    return variant.directions if isinstance(variant, Mixture) else 0
+    """The ridge of the state evolution in the field's columns (`TiedMap.ridge`)."""
+    return attention_map(p.variant).ridge(p.lam)
 
 
 def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
@@ -77,18 +72,12 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
     invariant manifold of docs/theory-mixtures.md §3, whose stability `mean_multiplier`
     measures), except on the clustered branch: the semantic start with m_mu = 0.2 along the
     first mean direction."""
-    mixture = p.mixture
-    if branch == MIXTURE_BRANCH and mixture is None:
+    amap = attention_map(p.variant)
+    if branch == MIXTURE_BRANCH and not amap.mean_rows:
         raise ValueError(f"branch {MIXTURE_BRANCH!r} needs correlated tokens (a mixture)")
-    tied = dataclasses.replace(p, variant=Tied())
-    if p.untied:
-        return _untied_start(start_overlaps(branch, tied))
-    if mixture is not None:
-        o = start_overlaps("semantic" if branch == MIXTURE_BRANCH else branch, tied)
-        means = np.zeros((mixture.directions, p.rank))
-        if branch == MIXTURE_BRANCH:
-            means[0, 0] = 0.2
-        return dataclasses.replace(o, M=np.vstack([o.M, means]))
+    if not p.is_tied_gaussian:
+        tied = dataclasses.replace(p, variant=Tied())
+        return amap.start(branch, start_overlaps(amap.tied_branch(branch), tied))
     r, t, K = p.rank, p.teacher_rank, p.K
     q = 0.02 * np.eye(r)
     M = np.zeros((K, r))
@@ -110,16 +99,6 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
     elif branch != "trivial":
         raise ValueError(f"branch must be one of {QMC_BRANCHES}, got {branch!r}")
     return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=START_V * np.eye(r))
-
-
-def _untied_start(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
-    """(Q_Q, Q_K) = (Q, Q) in overlaps, with q's off-diagonal blocks 0.9 q (q positive definite)."""
-    return ge.MatrixOverlaps(
-        q=np.kron(np.array([[1.0, 0.9], [0.9, 1.0]]), o.q),
-        M=np.hstack([o.M, o.M]),
-        theta=np.hstack([o.theta, o.theta]),
-        V=np.kron(np.eye(2), o.V),
-    )
 
 
 def free_overlaps(
@@ -146,7 +125,8 @@ def free_overlaps(
     N = 2, and moved a 512-point fixed point by 1%) except the clustered one: M's positional
     rows 0 (exact for K = 2: the reflection (xi, y, labels) -> (-xi, -y, swapped labels)),
     theta and the mean rows free: look for it where m_mu = 0 is unstable (`mean_multiplier`)."""
-    means = mean_rows(variant)
+    amap = attention_map(variant)
+    means = amap.mean_rows
     q, theta, V = np.ones((r, r)), np.ones((t, r)), np.ones((r, r))
     if branch == MIXTURE_BRANCH:
         if not means:
@@ -161,10 +141,10 @@ def free_overlaps(
         M[:] = 0.0
     if branch in ("positional", "trivial", SIMPLEX_BRANCH):
         theta[:] = 0.0
-    if isinstance(variant, Untied):
+    if not amap.column_symmetries:
         if branch == "mixed":
             raise ValueError(
-                "untied: the mixed branch needs rank >= 2; the untied theory has rank 1"
+                f"{amap.name}: the mixed branch needs rank >= 2; the {amap.name} theory has rank 1"
             )
         return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=V)
     if branch in ("positional", "mixed"):
@@ -181,7 +161,7 @@ class Layout:
     """Packing of MatrixOverlaps into one vector: q and V by their upper triangles."""
 
     def __init__(self, r: int, K: int, t: int, variant: Variant = TIED):
-        self.means = mean_rows(variant)
+        self.means = attention_map(variant).mean_rows
         self.r, self.K, self.t, self.variant = r, K + self.means, t, variant
         self.iu = np.triu_indices(r)
 
@@ -280,7 +260,7 @@ def canonical(o: ge.MatrixOverlaps, variant: Variant = TIED) -> ge.MatrixOverlap
     (sorting them would swap two columns there) and keeps a map that flips a column (M -> -M)
     from passing for a fixed point. For r = 1 this is the identity, and for untied query and key
     of rank 1 too (rotating the query column into the key column is no symmetry)."""
-    if isinstance(variant, Untied):
+    if not attention_map(variant).column_symmetries:
         return o
     _, U = np.linalg.eigh(o.q)
     _, cols = linear_sum_assignment(-np.abs(U))
@@ -294,7 +274,7 @@ def _column_signs(o: ge.MatrixOverlaps, variant: Variant) -> np.ndarray:
     entry where theta's column is below COLLAPSED; + on the trivial manifold). untied: one
     sign for both columns (only the joint flip (Q_Q, Q_K) -> -(Q_Q, Q_K) is a symmetry), that
     of the largest theta entry (else M entry) over both."""
-    if isinstance(variant, Untied):
+    if not attention_map(variant).column_symmetries:
         for block in (o.theta.ravel(), o.M.ravel()):
             top = block[np.argmax(np.abs(block))] if block.size else 0.0
             if abs(top) >= COLLAPSED:
@@ -538,11 +518,8 @@ def _summary(solutions: list[Solution], mixture: Mixture | None = None) -> tuple
 
 def check_variant(p: ModelParams) -> None:
     """ValueError naming the option for a variant this channel does not solve: untied with
-    rank > 1, a mixture with too many label sequences."""
-    if p.untied and p.rank != 1:
-        raise ValueError(f"untied: the untied theory has student rank 1, got rank={p.rank}")
-    if p.mixture is not None:
-        p.mixture.check_length(p.L)
+    rank > 1, a mixture with too many label sequences (`TiedMap.check`)."""
+    attention_map(p.variant).check(p)
 
 
 def make_channels(p: ModelParams, method: QMC) -> list[QMCChannel]:

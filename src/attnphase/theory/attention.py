@@ -1,0 +1,138 @@
+"""The attention map of a model variant as a strategy (docs/theory.md §7, docs/theory-untied.md,
+docs/theory-mixtures.md): what the general channel needs to know of the map from a sequence's
+projected fields (L x width) to its attention matrix, written once per variant.
+
+A map gives the width of the student's field for a rank, the ridge in the field's columns, the
+rows of M beyond the positional ones, the symmetries of the student's column space (which frame
+and which column signs a fixed point is reported in), the starts of its branches from the tied
+model's, the branches it has, and what it cannot solve; the ops, the prox and the simulations
+still take the key fields' first column (`params.key_start_of`). `TiedMap` is the paper's map;
+`UntiedMap` has separate query and key columns; `MixtureMap` is the tied map on correlated
+tokens (its mean rows). `attention_map(variant)` is the one place that turns a variant into its
+map.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..params import Mixture, ModelParams, Untied, Variant
+from .branches import MIXTURE_BRANCH, QMC_BRANCHES
+from .overlaps import MatrixOverlaps
+
+
+@dataclass(frozen=True)
+class TiedMap:
+    """S = softmax_row(h h^T): one matrix serves as query and key (the paper's)."""
+
+    name: ClassVar[str] = "tied"
+    # rotating or flipping the student's columns (Q -> Q R) leaves S(h R) = S(h) and the ridge
+    # unchanged: fixed points come in orbits, reported in one frame, each column signed alone
+    column_symmetries: ClassVar[bool] = True
+
+    def field_width(self, rank: int) -> int:
+        """Columns of the student field at student rank `rank`."""
+        return rank
+
+    def ridge(self, lam: float) -> float:
+        """The state evolution's ridge in the field's columns."""
+        return lam
+
+    @property
+    def mean_rows(self) -> int:
+        """Rows of M beyond the positional ones."""
+        return 0
+
+    def check(self, p: ModelParams) -> None:
+        """ValueError naming the option for a model of this map the theory does not solve."""
+
+    def start(self, branch: str, tied: MatrixOverlaps) -> MatrixOverlaps:
+        """A branch's start from the tied model's start `tied` of the same branch."""
+        return tied
+
+    def tied_branch(self, branch: str) -> str:
+        """The tied model's branch whose start `start` builds on."""
+        return branch
+
+
+@dataclass(frozen=True)
+class UntiedMap(TiedMap):
+    """S = softmax_row(h_Q h_K^T), h = (h_Q, h_K): separate query and key (theory at rank 1)."""
+
+    name: ClassVar[str] = "untied"
+    # only the joint flip (Q_Q, Q_K) -> -(Q_Q, Q_K) is a symmetry: rotating the query column
+    # into the key column, or flipping one of them, changes the logits
+    column_symmetries: ClassVar[bool] = False
+
+    def field_width(self, rank: int) -> int:
+        return 2 * rank
+
+    def ridge(self, lam: float) -> float:
+        """lambda/2: the simulations' lambda/4 (|Q_Q|^2 + |Q_K|^2), the tied ridge at
+        Q_Q = Q_K."""
+        return lam / 2
+
+    def check(self, p: ModelParams) -> None:
+        if p.rank != 1:
+            raise ValueError(f"untied: the untied theory has student rank 1, got rank={p.rank}")
+
+    def start(self, branch: str, tied: MatrixOverlaps) -> MatrixOverlaps:
+        """(Q_Q, Q_K) = (Q, Q) in overlaps, with q's off-diagonal blocks 0.9 q (q positive
+        definite)."""
+        return MatrixOverlaps(
+            q=np.kron(np.array([[1.0, 0.9], [0.9, 1.0]]), tied.q),
+            M=np.hstack([tied.M, tied.M]),
+            theta=np.hstack([tied.theta, tied.theta]),
+            V=np.kron(np.eye(2), tied.V),
+        )
+
+
+@dataclass(frozen=True)
+class MixtureMap(TiedMap):
+    """The tied map on correlated tokens: M has the K - 1 mean directions as further rows."""
+
+    mixture: Mixture = dataclasses.field(default_factory=Mixture)
+    name: ClassVar[str] = "mixture"
+
+    @property
+    def mean_rows(self) -> int:
+        return self.mixture.directions
+
+    def check(self, p: ModelParams) -> None:
+        self.mixture.check_length(p.L)
+
+    def tied_branch(self, branch: str) -> str:
+        return "semantic" if branch == MIXTURE_BRANCH else branch
+
+    def start(self, branch: str, tied: MatrixOverlaps) -> MatrixOverlaps:
+        """The mean rows m_mu = 0 (the invariant manifold of docs/theory-mixtures.md §3), except
+        on the clustered branch: the semantic start with m_mu = 0.2 along the first mean
+        direction."""
+        means = np.zeros((self.mean_rows, tied.M.shape[1]))
+        if branch == MIXTURE_BRANCH:
+            means[0, 0] = 0.2
+        return dataclasses.replace(tied, M=np.vstack([tied.M, means]))
+
+
+AttentionMap = TiedMap | UntiedMap | MixtureMap
+
+
+def attention_map(variant: Variant) -> AttentionMap:
+    """The attention map of a model variant."""
+    if isinstance(variant, Untied):
+        return UntiedMap()
+    if isinstance(variant, Mixture):
+        return MixtureMap(variant)
+    return TiedMap()
+
+
+def valid_branches(variant: Variant, rank: int) -> tuple[str, ...]:
+    """The general channel's branches a variant's model of student rank `rank` has: mixed
+    needs two columns with their own symmetries (rank >= 2, tied), clustered a mixture."""
+    amap = attention_map(variant)
+    names = [b for b in QMC_BRANCHES if b != "mixed" or (rank >= 2 and amap.column_symmetries)]
+    return (*names, MIXTURE_BRANCH) if amap.mean_rows else tuple(names)

@@ -147,7 +147,7 @@ print(json.dumps({{"seconds": both - cold, "q": float(np.ravel(c[-1].q)[0])}}))
             f"QMC L=8 {branch} alpha 1, 1024 x 2 points",
             f"""
 p = ModelParams({A8})
-solve(1.0, p, branch="{branch}", method=QMC(points=256, randomisations=2), tol=1e-2)
+solve(1.0, p, branch="{branch}", method=QMC(points=256, randomisations=2), tol=1e-3)
 t = time.perf_counter()
 r = solve(1.0, p, branch="{branch}", method=QMC(points=1024, randomisations=2))
 print(json.dumps({{"seconds": time.perf_counter() - t, "q": float(np.ravel(r.q)[0])}}))

@@ -581,3 +581,36 @@ def test_an_interrupted_simulate_prints_the_points_it_finished(monkeypatch):
     assert [(r["init"], r["seed"]) for r in rows] == [("semantic", "0"), ("semantic", "1")]
     last = res.stderr.strip().splitlines()[-1]
     assert last == "interrupted: 1 of 2 (alpha, init) points finished (printed above)"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["theory", "--alpha", "1,1,1"], "--alpha: 1.0 is given twice"),
+        (["theory", "--alpha", "1,1.0"], "--alpha: 1.0 is given twice"),
+        (["theory", "--alpha", "1:1:3"], "--alpha: 1.0 is given twice"),
+        (["theory", "--alpha", "1:2:1"], "--alpha: '1:2:1' is one point between two ends"),
+        (["simulate", "--init", "semantic,semantic"], "--init: 'semantic' is given twice"),
+        (["simulate", "--init", "semantic,,positional"], "--init must be a comma-separated"),
+        (["gamp", "--init", "random,random"], "--init: 'random' is given twice"),
+        (["transition", "--omega", "0.1,0.2,0.1"], "--omega: 0.1 is given twice"),
+        (["transition", "--lines", "alpha_c,alpha_c"], "--lines: 'alpha_c' is given twice"),
+        (["scaling", "--L", "3,3"], "--L: 3 is given twice"),
+        (["scaling", "--encodings", "linear,linear"], "--encodings: 'linear' is given twice"),
+    ],
+)
+def test_every_list_option_means_each_value_once(args, message):
+    """One parser decides what a repeated value means for every list option: it is refused
+    (exit 2, one line naming the option) before any work, instead of computed twice or
+    crashing after the work (the warm-start predictor divided by the zero step)."""
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert message in res.output and len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_a_curve_with_a_repeated_alpha_does_not_divide_by_a_zero_step():
+    from attnphase import GaussHermite, learning_curve
+
+    curve = learning_curve([1.0, 1.0, 1.2], branch="semantic", method=GaussHermite((16, 8)))
+    assert [r.converged for r in curve] == [True] * 3
+    assert curve[0].theta == pytest.approx(curve[1].theta, rel=1e-5)

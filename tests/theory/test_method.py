@@ -55,3 +55,34 @@ def test_a_cost_estimate_grows_with_the_points_and_the_rank():
     assert QMC(2048).seconds(p1) == pytest.approx(2 * QMC(1024).seconds(p1))
     assert QMC().seconds(p2) == pytest.approx(4 * QMC().seconds(p1))
     assert GaussHermite((64, 24)).seconds(p1) > GaussHermite((32, 12)).seconds(p1)
+
+
+@pytest.mark.parametrize("make", [GaussHermite, QMC])
+def test_a_tolerance_that_certifies_nothing_is_refused(make):
+    """The convergence test is vacuous above MAX_TOL (a sweep with tol=10 stored its start as a
+    converged fixed point); every solver option is checked where the method is made."""
+    from attnphase.theory.method import MAX_TOL
+
+    assert make(tol=MAX_TOL).tol == MAX_TOL
+    for bad, match in (
+        ({"tol": 10 * MAX_TOL}, "tol must be at most"),
+        ({"tol": 0.0}, "tol"),
+        ({"damping": 1.0}, "damping"),
+        ({"anderson": -1}, "anderson"),
+        ({"max_iter": 0}, "max_iter"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            make(**bad)
+
+
+def test_a_sweep_refuses_a_vacuous_tolerance_before_any_work(tmp_path):
+    from typer.testing import CliRunner
+
+    from attnphase.cli import app
+
+    store = tmp_path / "s.sqlite"
+    res = CliRunner().invoke(
+        app, ["sweep", "--grid", "alpha=1", "--set", "tol=10", "--store", str(store)]
+    )
+    assert res.exit_code == 2 and "tol must be at most" in res.output
+    assert not store.exists()

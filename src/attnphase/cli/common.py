@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, NoReturn, TypeVar
 
 import numpy as np
 import typer
 
 from ..io import check_output_dir, check_output_file
 from ..params import ModelParams, as_encodings, as_square_matrix, check_alpha
+
+T = TypeVar("T")
 
 OmegaOpt = Annotated[float, typer.Option(help="mix of positional target, in [0, 1]")]
 SigmaOpt = Annotated[float, typer.Option(help="token standard deviation (> 0)")]
@@ -81,29 +83,58 @@ def check_cluster_options(clusters: int, label_correlation: float, cluster_norm:
             )
 
 
-def parse_values(text: str, option: str, check: Callable[[float], object]) -> list[float]:
-    """A value, a comma-separated list, or start:stop:num (inclusive, num points), each passed
-    through `check` (a params validator raising ValueError); errors name `option`."""
+def distinct(values: list[T], option: str) -> list[T]:
+    """`values` unchanged; UsageError naming `option` and the first value given twice (every
+    list option means each value once: a repeat would compute the same thing again)."""
+    seen: set = set()
+    for v in values:
+        if v in seen:
+            raise UsageError(f"{option}: {v!r} is given twice; give each value once")
+        seen.add(v)
+    return values
+
+
+def parse_list(text: str, option: str, convert: Callable[[str], T]) -> list[T]:
+    """A comma-separated list, each item through `convert` (ValueError: not a valid item),
+    with no empty item and no value twice (`distinct`); UsageError naming `option`."""
+    items = [item.strip() for item in text.split(",")]
     try:
-        if ":" in text:
-            start, stop, num = text.split(":")
-            n = int(num)
-            if n < 1:
-                raise ValueError
-            # 12 significant digits: 0.3, not 0.30000000000000004
-            values = [float(f"{v:.12g}") for v in np.linspace(float(start), float(stop), n)]
-        else:
-            values = [float(v) for v in text.split(",")]
+        if not all(items):
+            raise ValueError
+        values = [convert(item) for item in items]
     except ValueError:
-        raise UsageError(
-            f"{option} must be a value, a comma-separated list or start:stop:num, got {text!r}"
-        ) from None
+        raise UsageError(f"{option} must be a comma-separated list, got {text!r}") from None
+    return distinct(values, option)
+
+
+def parse_values(text: str, option: str, check: Callable[[float], object]) -> list[float]:
+    """A value, a comma-separated list, or start:stop:num (inclusive, num points; one point
+    only where start = stop), each passed through `check` (a params validator raising
+    ValueError) and none twice; errors name `option`."""
+    form = f"{option} must be a value, a comma-separated list or start:stop:num, got {text!r}"
+    if ":" in text:
+        try:
+            start, stop, num = (float(v) for v in text.split(":"))
+            n = int(num)
+            if n != num or n < 1:
+                raise ValueError
+        except ValueError:
+            raise UsageError(form) from None
+        if n == 1 and start != stop:
+            raise UsageError(f"{option}: {text!r} is one point between two ends; num must be >= 2")
+        # 12 significant digits: 0.3, not 0.30000000000000004
+        values = [float(f"{v:.12g}") for v in np.linspace(start, stop, n)]
+    else:
+        try:
+            values = [float(v) for v in text.split(",")]
+        except ValueError:
+            raise UsageError(form) from None
     for v in values:
         try:
             check(v)
         except ValueError as err:
             raise UsageError(f"{option}: {err}") from None
-    return values
+    return distinct(values, option)
 
 
 def parse_alphas(text: str) -> list[float]:

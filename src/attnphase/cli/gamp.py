@@ -27,6 +27,7 @@ from .common import (
     fail,
     figure_files,
     parse_alphas,
+    parse_list,
     plot_failed,
     show_progress,
     usage,
@@ -106,7 +107,7 @@ def gamp(
         try:
             d = check_dimension(d)
             alphas = parse_alphas(alpha)
-            inits = init.split(",")
+            inits = parse_list(init, "--init", str)
             check_int("seeds", seeds)
             check_int("max_iter", max_iter)
             damping = check_damping(DEFAULT_DAMPING if damping is None else damping)

@@ -17,7 +17,9 @@ from .common import (
     UsageError,
     check_outputs,
     check_store_option,
+    distinct,
     fail,
+    parse_list,
     plot_failed,
     show_progress,
     usage,
@@ -45,6 +47,7 @@ def parse_lengths(text: str) -> list[int]:
         raise UsageError(
             f"--L must be an integer, a list a,b,c or a range start:stop, got {text!r}"
         ) from None
+    distinct(values, "--L")
     try:
         return [check_length(L) for L in values]
     except ValueError as err:
@@ -54,11 +57,11 @@ def parse_lengths(text: str) -> list[int]:
 def parse_families(text: str) -> list[str]:
     from ..scaling.family import FAMILIES
 
-    families = text.split(",")
+    families = parse_list(text, "--encodings", str)
     bad = [f for f in families if f not in FAMILIES]
     if bad:
         raise UsageError(f"--encodings must be a list of {','.join(FAMILIES)}, got {text!r}")
-    return list(dict.fromkeys(families))
+    return families
 
 
 @app.command()

@@ -32,6 +32,7 @@ from .common import (
     fail,
     figure_files,
     parse_alphas,
+    parse_list,
     plot_failed,
     show_progress,
     usage,
@@ -119,9 +120,7 @@ def simulate(
     try:
         alphas = parse_alphas(alpha)
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
-        inits = [s.strip() for s in init.split(",") if s.strip()]
-        if not inits:
-            raise UsageError(f"--init must name at least one start, got {init!r}")
+        inits = parse_list(init, "--init", str)
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         for name, value in (("--seeds", seeds), ("--workers", workers), ("--threads", threads)):

@@ -26,6 +26,7 @@ from .common import (
     check_store_option,
     fail,
     figure_files,
+    parse_list,
     parse_order,
     parse_values,
     plot_failed,
@@ -129,7 +130,7 @@ def transition(
             )
         if num < 3:
             raise UsageError(f"--num must be >= 3, got {num}")
-        names = list(LINES) if lines == "all" else lines.split(",")
+        names = list(LINES) if lines == "all" else parse_list(lines, "--lines", str)
         if not set(names) <= set(LINES):
             raise UsageError(f"--lines must be all or a list of {','.join(LINES)}, got {lines!r}")
         if workers < 1:

@@ -367,8 +367,8 @@ def _validate_theory(p: dict) -> None:
             )
     else:
         _keep_defaults(p, SOLVER_OPTIONS, "qmc")
-        theory_method(p)
         check_model(model)
+    theory_method(p)  # the method validates its own settings and solver options
     p.update({k: getattr(model, k) for k in MODEL_FIELDS})
     p["A"], p["encodings"] = _nested_lists(model.A), _nested_lists(model.encodings)
     check_alpha(p["alpha"])

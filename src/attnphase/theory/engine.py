@@ -12,7 +12,7 @@ import dataclasses
 import warnings
 from collections.abc import Iterable, Sequence
 
-from ..params import ModelParams, check_alpha, check_positive
+from ..params import ModelParams, check_alpha
 from .branches import BRANCHES
 from .gauss_hermite.engine import exact_curve, solve_exact
 from .method import QMC, GaussHermite, Method, resolve_method
@@ -25,7 +25,7 @@ def _with_tol(method: GaussHermite | QMC, tol: float | None) -> GaussHermite | Q
     """The method with the solver's tolerance `tol` when one is given."""
     if tol is None:
         return method
-    return dataclasses.replace(method, tol=check_positive("tol", tol))
+    return dataclasses.replace(method, tol=tol)
 
 
 def _check_branch(branch: str | None, start) -> str:

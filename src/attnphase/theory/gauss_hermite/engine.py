@@ -315,9 +315,10 @@ def solve_exact(
 
 
 def _predict(done: list[TheoryResult], alpha: float, rho: float) -> Overlaps:
-    """Secant predictor from the last two converged points (or the last one) for a warm start."""
+    """Secant predictor from the last two converged points (or the last one, also where they
+    share their alpha) for a warm start."""
     last = _as_vector(Overlaps(done[-1].q, done[-1].m, done[-1].V, done[-1].theta))
-    if len(done) >= 2 and done[-1].kind == done[-2].kind:
+    if len(done) >= 2 and done[-1].kind == done[-2].kind and done[-1].alpha != done[-2].alpha:
         prev = _as_vector(Overlaps(done[-2].q, done[-2].m, done[-2].V, done[-2].theta))
         step = (alpha - done[-1].alpha) / (done[-1].alpha - done[-2].alpha)
         guess = last + step * (last - prev)

@@ -268,7 +268,7 @@ BAD_INPUT = [
     ([*SIM, "--n-test", "0"], "--n-test: n_test must be an integer >= 1"),
     ([*SIM, "--dtype", "float16"], "--dtype"),
     ([*SIM, "--init", "foo"], "--init"),
-    ([*SIM, "--init", ","], "--init must name at least one start"),
+    ([*SIM, "--init", ","], "--init must be a comma-separated list"),
     ([*SIM, "--optimizer", "foo"], "--optimizer"),
     ([*SIM, "--workers", "0"], "--workers must be >= 1"),
     ([*SIM, "--threads", "0"], "--threads must be >= 1"),

@@ -28,6 +28,10 @@ BAD = [
     (["--grid", "alpha"], "--grid: expected name=value"),
     (["--kind", "simulation", "--set", "d=abc"], "d must be an integer, got 'abc'"),
     (["--kind", "simulation", "--set", "d=0"], "d must be an integer >= 2, got 0"),
+    (
+        ["--kind", "simulation", "--set", "d=20", "--set", "device=cuda"],
+        "--set: device must be one this machine has",
+    ),
     (["--grid", "alpha=nan"], "alpha must be finite, got 'nan'"),
     (["--grid", "alpha=1", "--set", "omega=1.5"], r"omega must lie in [0, 1], got 1.5"),
     (["--set", "alpha=1,2"], "--set: alpha takes one value here, got '1,2'"),
@@ -155,7 +159,33 @@ def test_no_retry_keeps_stored_failures(tmp_path, monkeypatch):
     run_sweep(spec, store, backend="serial", progress=False, evaluate_point=counted)
     args = ["--grid", "alpha=0.5,1", "--no-retry", "--workers", "1", "--store", str(store)]
     res = runner.invoke(app, ["sweep", *args, "--format", "json"])
-    assert res.exit_code == 0, res.output
-    assert res.stderr.strip().splitlines()[-1] == "0 computed, 2 already stored, 0 failed"
+    assert res.exit_code == 1, res.output  # every point of the grid failed
+    lines = res.stderr.strip().splitlines()
+    assert lines[-2] == "0 computed, 2 already stored, 0 failed"
+    assert lines[-1].startswith("error: every point of this grid failed (2); the first:")
     assert res.stdout.count('"run_status": "error"') == 2
     assert res.stdout.count('"A": [[0.6, 0.4], [0.4, 0.6]]') == 2  # A a JSON array, not a string
+
+
+def test_the_table_is_this_grids_points_and_a_grid_that_fails_everywhere_exits_1(
+    tmp_path, monkeypatch
+):
+    """The store's other points (an earlier grid) and the columns only they have stay out of
+    the table (a failed grid has no result columns); the command line ends such a grid with
+    one line and exit 1 (`test_no_retry_keeps_stored_failures`)."""
+    store = tmp_path / "s.sqlite"
+    run_sweep(
+        SweepSpec("theory", {"alpha": [0.5]}), store, backend="serial", progress=False,
+        evaluate_point=counted,
+    )  # fmt: skip
+    table = run_sweep(
+        SweepSpec("theory", {"alpha": [1.0, 1.5]}), store, backend="serial", progress=False,
+        evaluate_point=counted,
+    )  # fmt: skip
+    assert list(table["alpha"]) == [1.0, 1.5] and list(table["value"]) == [2.0, 3.0]
+    monkeypatch.setenv("SWEEP_FAIL", "2.0")
+    failed = run_sweep(
+        SweepSpec("theory", {"alpha": [2.0]}), store, backend="serial", progress=False,
+        evaluate_point=counted,
+    )  # fmt: skip
+    assert list(failed["run_status"]) == ["error"] and "value" not in failed

@@ -133,3 +133,7 @@ def sweep(
     if export is not None:
         write_table(table, export)
     typer.echo(render(table.to_dict("records"), format))
+    failed = table[table["run_status"] != "ok"] if not table.empty else table
+    if len(table) and len(failed) == len(table):
+        first = str(failed["run_error"].iloc[0]).splitlines()[0]
+        fail(f"every point of this grid failed ({len(table)}); the first: {first}", code=1)

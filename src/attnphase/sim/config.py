@@ -134,11 +134,16 @@ class SimConfig:
         check_positive("gtol", self.gtol)
         if self.device != "auto":
             try:
-                torch.device(self.device)
+                kind = torch.device(self.device).type
             except (RuntimeError, TypeError):
                 raise ValueError(
                     f"device must be 'auto' or a torch device name, got {self.device!r}"
                 ) from None
+            if kind == "cuda" and not torch.cuda.is_available():
+                raise ValueError(
+                    f"device must be one this machine has: torch finds no CUDA device for "
+                    f"{self.device!r}; use 'auto' or 'cpu'"
+                )
 
     @property
     def n(self) -> int:

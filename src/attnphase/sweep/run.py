@@ -34,7 +34,8 @@ def run_sweep(
     retry: bool = True,
     evaluate_point: PointFunction | None = None,
 ) -> pd.DataFrame:
-    """Compute the points of `spec` that `store` lacks; return the store's whole table.
+    """Compute the points of `spec` that `store` lacks; return their rows of the store's table
+    (`readable`).
 
     retry: recompute points stored as failed (their errors stay in the attempts table).
     evaluate_point(kind, params) -> dict replaces the theory/simulation computation (it must be
@@ -53,7 +54,7 @@ def run_sweep(
         desc=f"{spec.kind} sweep",
     )
     with ResultStore(store) as db:
-        table = readable(db.frame(), spec)
+        table = readable(db.frame({rid for rid, _ in spec.runs()}), spec)
     table.attrs["summary"] = summary.counts()
     print(summary, file=sys.stderr, flush=True)
     return table
@@ -64,14 +65,14 @@ LEADING = ("q", "m", "theta", "V", "test_error", "train_loss", "linear_test_erro
 
 
 def readable(table: pd.DataFrame, spec: SweepSpec) -> pd.DataFrame:
-    """The store's table for a reader: the spec's points first, in grid order (other points the
-    store holds after them), columns the grid's parameters, the main observables, the rest,
-    and the run's bookkeeping (run_id, ...) last."""
+    """The spec's points of a store's table for a reader (the store's other points, of other
+    grids or kinds, left out), in grid order: columns the grid's parameters, the main
+    observables, the rest, and the run's bookkeeping (run_id, ...) last."""
     if table.empty:
         return table
     order = {rid: i for i, (rid, _) in enumerate(spec.runs())}
-    rank = table["run_id"].map(order).fillna(len(order))
-    table = table.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
+    table = table[table["run_id"].isin(order)]
+    table = table.iloc[table["run_id"].map(order).argsort(kind="stable")].reset_index(drop=True)
     runs = [c for c in table if c.startswith("run_")]
     first = [c for c in (*spec.grid, *LEADING) if c in table and c not in runs]
     rest = [c for c in table if c not in first and c not in runs]

@@ -21,7 +21,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -310,16 +310,18 @@ class ResultStore:
     def _query(self, sql: str) -> list[tuple]:
         return self._query_args(sql, ())
 
-    def frame(self) -> pd.DataFrame:
-        """Tidy table, one row per point: run_id, run_kind, run_status ("ok" or "error"),
-        run_error, run_attempts (computations started, failed ones included), the point's
-        parameters and its results."""
+    def frame(self, run_ids: Collection[str] | None = None) -> pd.DataFrame:
+        """Tidy table, one row per point (of `run_ids` only, when given): run_id, run_kind,
+        run_status ("ok" or "error"), run_error, run_attempts (computations started, failed
+        ones included), the point's parameters and its results."""
         rows = []
         for rid, kind, params, result, status, error, attempts in self._query(
             "SELECT run_id, kind, params, result, status, error, "
             "(SELECT COUNT(*) FROM attempts a WHERE a.run_id = r.run_id) "
             "FROM results r ORDER BY rowid"
         ):
+            if run_ids is not None and rid not in run_ids:
+                continue
             row = {
                 "run_id": rid,
                 "run_kind": kind,

@@ -301,6 +301,10 @@ BAD_INPUT = [
     ),
     (["theory", "--engine", "l2"], "--engine: 'l2' is now called 'gauss-hermite'"),
     (["transition", "--engine", "general"], "--engine: 'general' is now called 'qmc'"),
+    # an external resource is checked with the other options (it failed after the scan's work)
+    (["transition", "--scheduler", "foo"], "--scheduler: scheduler address must look like"),
+    (["scaling", "--L", "2", "--scheduler", "foo"], "--scheduler: scheduler address must"),
+    (["transition", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler: cannot reach the Dask"),
     (["theory", "--branch", "mixed"], "--branch must be one of"),
     (["theory", "--engine", "qmc", "--points", "1"], "--points and --randomisations"),
     # requests larger than the machine, refused with the estimate before any work

@@ -218,6 +218,20 @@ def check_outputs(files: dict[str, list[Path]], dirs: dict[str, list[Path]]) -> 
 STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 
+def check_scheduler_option(scheduler: str | None, option: str = "--scheduler") -> None:
+    """UsageError naming `option` unless `scheduler` (when given) is a reachable Dask scheduler
+    (`sweep.backends.check_scheduler`): checked with the other options, before any work."""
+    if scheduler is None:
+        return
+    from ..sweep.backends import check_scheduler
+    from ..sweep.store import SweepError
+
+    try:
+        check_scheduler(scheduler)
+    except SweepError as err:
+        raise UsageError(f"{option}: {err}") from None
+
+
 def check_store_option(store: Path, option: str = "--store") -> None:
     """UsageError naming the option unless `store` names an SQLite file (by its suffix) that
     can be written and is missing, empty or a sound attnphase store; nothing is created."""

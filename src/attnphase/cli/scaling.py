@@ -16,6 +16,7 @@ from .common import (
     SigmaOpt,
     UsageError,
     check_outputs,
+    check_scheduler_option,
     check_store_option,
     distinct,
     fail,
@@ -138,6 +139,7 @@ def scaling(
                 store = plot / FILES["store"]
         if store is not None:
             check_store_option(store)
+        check_scheduler_option(scheduler)
     except UsageError as err:
         fail(err)
     from ..scaling.table import scaling_table

@@ -9,7 +9,15 @@ import typer
 
 from ..sweep.spec import KINDS, PARAMETERS
 from .app import app
-from .common import FormatOpt, UsageError, check_store_option, fail, show_progress, usage
+from .common import (
+    FormatOpt,
+    UsageError,
+    check_scheduler_option,
+    check_store_option,
+    fail,
+    show_progress,
+    usage,
+)
 from .tables import FORMATS, render
 
 _PARAGRAPHS = (
@@ -113,6 +121,7 @@ def sweep(
         except ValueError as err:
             raise UsageError(str(err)) from None
         check_store_option(store)
+        check_scheduler_option(scheduler)
     except UsageError as err:
         fail(err)
     backend = (

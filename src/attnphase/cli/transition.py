@@ -23,6 +23,7 @@ from .common import (
     UsageError,
     build_params,
     check_outputs,
+    check_scheduler_option,
     check_store_option,
     fail,
     figure_files,
@@ -138,6 +139,7 @@ def transition(
         check_outputs({"--plot": figure_files(plot) if plot else []}, {})
         if store is not None:
             check_store_option(store)
+        check_scheduler_option(scheduler)
     except UsageError as err:
         fail(err)
     warn_duration(p, integration)

@@ -111,7 +111,7 @@ def test_a_port_that_is_not_a_dask_scheduler_exits_2(tmp_path, greeting, message
     thread.join(timeout=10)
     server.close()
     assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
-    assert f"error: {address} {message}" in res.stderr
+    assert f"error: --scheduler: {address} {message}" in res.stderr
     assert list(tmp_path.iterdir()) == []
 
 

@@ -184,7 +184,7 @@ def theory(
     """State-evolution fixed points along alpha (docs/theory.md §3-§4; §7 for any L, r, t).
     --clusters K --label-correlation RHO [--cluster-norm N]: correlated tokens
     (docs/theory-mixtures.md; the mean overlaps m_mean are solved for, not assumed zero)."""
-    from ..theory.engine import check_model
+    from ..theory.attention import attention_map
 
     try:
         alphas = parse_alphas(alpha)
@@ -196,7 +196,7 @@ def theory(
         try:
             variant = variant_of(untied, clusters, label_correlation, cluster_norm)
             p = dataclasses.replace(p, variant=variant)
-            check_model(p)  # what the channels solve: untied at rank 1, K^L sequences
+            attention_map(p.variant).check(p)  # untied at rank 1, K^L label sequences
         except ValueError as err:
             raise usage(err) from None
         mixture = p.mixture

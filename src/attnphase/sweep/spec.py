@@ -349,7 +349,7 @@ def _validate_theory(p: dict) -> None:
     filled in). Options of the other method must stay at their defaults; with clusters = 1 the
     mixture's label_correlation and cluster_norm are stored as their defaults."""
     from ..theory import BRANCHES
-    from ..theory.engine import check_model
+    from ..theory.attention import attention_map
 
     if p["method"] not in THEORY_METHODS:
         raise ValueError(f"method must be one of {THEORY_METHODS}, got {p['method']!r}")
@@ -367,7 +367,7 @@ def _validate_theory(p: dict) -> None:
             )
     else:
         _keep_defaults(p, SOLVER_OPTIONS, "qmc")
-        check_model(model)
+        attention_map(model.variant).check(model)
     theory_method(p)  # the method validates its own settings and solver options
     p.update({k: getattr(model, k) for k in MODEL_FIELDS})
     p["A"], p["encodings"] = _nested_lists(model.A), _nested_lists(model.encodings)

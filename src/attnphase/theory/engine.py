@@ -17,7 +17,7 @@ from .branches import BRANCHES
 from .gauss_hermite.engine import exact_curve, solve_exact
 from .method import QMC, GaussHermite, Method, resolve_method
 from .overlaps import MatrixOverlaps
-from .qmc.engine import check_variant, qmc_curve, solve_qmc
+from .qmc.engine import qmc_curve, solve_qmc
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
 
 
@@ -84,12 +84,6 @@ def solve(
     res = solve_qmc(alpha, p, start, label, m)
     _warn_unconverged(res, strict)
     return res
-
-
-def check_model(p: ModelParams) -> None:
-    """ValueError naming the option for a model no method solves: untied query and key with
-    rank > 1, a mixture with too many label sequences."""
-    check_variant(p)
 
 
 def solve_cold(alpha: float, p: ModelParams, branch: str, method: Method) -> TheoryResult:

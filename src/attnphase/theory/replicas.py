@@ -29,6 +29,7 @@ from .qmc.engine import Solution, make_channels, qmc_curve, solve_one, solve_qmc
 from .result import NonConvergenceWarning, TheoryResult
 
 POSITIONAL = "positional"
+SCRAMBLING = QMC()  # the on-branch test of one scrambling (`QMC.significant`, no error bar)
 
 
 class Replica(ABC):
@@ -111,7 +112,7 @@ class ScramblingReplica(Replica):
         if point is None or point.overlaps is None or not point.converged:
             return False
         o = point.overlaps
-        return QMC().significant(o.theta if branch == "semantic" else o.M)
+        return SCRAMBLING.significant(o.theta if branch == "semantic" else o.M)
 
     def observable(self, point, key):
         return point.observables[key]
@@ -140,10 +141,9 @@ class ReplicaScan:
 
     def solve(self, alpha: float, start: MatrixOverlaps, branch: str) -> TheoryResult:
         """The fixed point at alpha from `start` on `branch`'s manifold (any other name pins
-        nothing), on this scan's integration."""
-        if self.channels is None:
-            return solve(alpha, self.p, start=start, branch=branch, method=self.method)
-        assert isinstance(self.method, QMC)  # channels are a QMC method's scramblings
+        nothing), on this QMC scan's points and prox warm starts."""
+        if self.channels is None or not isinstance(self.method, QMC):
+            raise ValueError("solve: a scan of scramblings (QMC) solves on its own points")
         return solve_qmc(alpha, self.p, start, branch, self.method, channels=self.channels)
 
 

@@ -516,12 +516,6 @@ def _summary(solutions: list[Solution], mixture: Mixture | None = None) -> tuple
     return values, errors
 
 
-def check_variant(p: ModelParams) -> None:
-    """ValueError naming the option for a variant this channel does not solve: untied with
-    rank > 1, a mixture with too many label sequences (`TiedMap.check`)."""
-    attention_map(p.variant).check(p)
-
-
 def make_channels(p: ModelParams, method: QMC) -> list[QMCChannel]:
     """`method.randomisations` independent scramblings (seeds seed, seed + 1, ...) of
     `method.points` points."""
@@ -553,7 +547,7 @@ def solve_qmc(
     and prox warm starts along a curve. A cold start's coarse stage uses 1/8 of the points of
     `coarse_from` (default: `method`) on seed `coarse_from.seed` + 10000.
     """
-    check_variant(p)
+    attention_map(p.variant).check(p)
     if channels is not None and any(c.variant != p.variant for c in channels):
         raise ValueError(f"channels: built for another variant than {p.variant}")
     if start is None:
@@ -626,7 +620,7 @@ def qmc_curve(
     starts throughout (common random numbers, so differences between alphas and branches are
     smooth; pass the same `channels` to several curves to share them across branches), each
     warm point started from the previous one's first scrambling."""
-    check_variant(p)
+    attention_map(p.variant).check(p)
     if channels is None:
         channels = make_channels(p, method)
 

@@ -82,6 +82,9 @@ RandomisationsOpt = Annotated[
 
 
 PointsOpt = Annotated[int, typer.Option(help="general: Sobol points per scrambling (+ antithetic)")]
+DeviceOpt = Annotated[
+    str, typer.Option(help="qmc: where the channel runs, cpu | cuda | cuda:N | auto (float64)")
+]
 
 
 ENGINES = ("auto", *METHODS)
@@ -96,10 +99,11 @@ def method_for(
     points: int,
     randomisations: int,
     check_order: tuple[int, int] = CHECK_ORDER,
+    device: str = "cpu",
 ) -> Method:
-    """The integration method the --engine, --order (--check-order), --points and
-    --randomisations options ask for: gauss-hermite, qmc, or auto (gauss-hermite where it
-    applies); the old names l2 and general are refused with the new ones."""
+    """The integration method the --engine, --order (--check-order), --points,
+    --randomisations and --device options ask for: gauss-hermite, qmc, or auto (gauss-hermite
+    where it applies); the old names l2 and general are refused with the new ones."""
     if engine in RENAMED:
         raise UsageError(f"--engine: {engine!r} is now called {RENAMED[engine]!r}")
     if engine not in ENGINES:
@@ -113,11 +117,19 @@ def method_for(
     if engine == "auto":
         engine = GaussHermite.name if p.is_l2 else QMC.name
     exact = engine == GaussHermite.name
+    if exact and device != "cpu":
+        raise UsageError(
+            f"--device: engine {engine} runs on the CPU, got {device!r} (use --engine {QMC.name})"
+        )
     refusal = exact_refusal(p) if exact else None
     if refusal is not None:
         raise UsageError(f"--engine: engine {engine} {refusal} (use --engine {QMC.name})")
     try:
-        method: Method = GaussHermite(order, check_order) if exact else QMC(points, randomisations)
+        method: Method = (
+            GaussHermite(order, check_order)
+            if exact
+            else QMC(points, randomisations, device=device)
+        )
     except ValueError as err:
         raise usage(err) from None
     if method.seconds(p) > REFUSE_SECONDS:
@@ -162,6 +174,7 @@ def theory(
     ),
     points: PointsOpt = DEFAULT_POINTS,
     randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,
+    device: DeviceOpt = "cpu",
     format: FormatOpt = "table",
     plot: Annotated[Path | None, typer.Option(help="write the Fig. 2 learning curves here")] = None,
     stability: Annotated[
@@ -200,7 +213,7 @@ def theory(
         except ValueError as err:
             raise usage(err) from None
         mixture = p.mixture
-        method = method_for(engine, p, orders, points, randomisations)
+        method = method_for(engine, p, orders, points, randomisations, device=device)
         if not p.is_tied_gaussian and stability:
             raise UsageError(
                 "--stability: measured for the tied model only, not with --untied or --clusters"

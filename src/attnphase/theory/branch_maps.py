@@ -152,7 +152,9 @@ class ScramblingBranchMap(CachedBranchMap):
 def scrambling_channel(p: ModelParams, method: QMC, k: int) -> QMCChannel:
     """Scrambling k of `method` (seed `method.seed` + k, as `qmc.engine.make_channels`) for the
     tied model `p`: its points, and the prox warm starts the maps on it share."""
-    return QMCChannel(p.L, p.rank, p.teacher_rank, method.points, method.seed + k)
+    return QMCChannel(
+        p.L, p.rank, p.teacher_rank, method.points, method.seed + k, device=method.device
+    )
 
 
 def packed_overlaps(p: ModelParams, o) -> np.ndarray:

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
+from .._core.device import check_device
 from .._core.memory import check_memory
 from ..params import ModelParams, check_int, check_positive
 from .branches import BRANCHES, EXACT_BRANCHES
@@ -188,7 +189,9 @@ class GaussHermite:
 @dataclass(frozen=True)
 class QMC:
     """Randomised quasi-Monte Carlo: `randomisations` scramblings of `points` Sobol points
-    (seeds `seed`, `seed` + 1, ...); the solver's options (`Method`)."""
+    (seeds `seed`, `seed` + 1, ...); the solver's options (`Method`); `device` where the
+    channel's points, integrands and prox live ("cpu", "cuda", "cuda:N" or "auto": CUDA when
+    present), float64 on every device."""
 
     points: int = DEFAULT_POINTS
     randomisations: int = DEFAULT_RANDOMISATIONS
@@ -197,6 +200,7 @@ class QMC:
     damping: float = 0.5
     anderson: int = 3
     max_iter: int = 200
+    device: str = "cpu"
     name: ClassVar[str] = "qmc"
     # on one scrambling, the order parameter (largest |theta| or |M| entry) of a fixed point on
     # its branch exceeds this (where a branch has ended it stays at the integration-noise
@@ -212,6 +216,7 @@ class QMC:
         object.__setattr__(self, "points", points)
         object.__setattr__(self, "randomisations", check_int("randomisations", self.randomisations))
         object.__setattr__(self, "seed", check_int("seed", self.seed, minimum=0))
+        check_device(self.device)
         _check_solver(self)
 
     def replicas(self) -> range:

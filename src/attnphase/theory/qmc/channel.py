@@ -11,18 +11,27 @@ analytic starts without the probe (several times cheaper; exact until a point's 
 minimiser jumps or hides from those starts, which the solver checks with a global evaluation).
 With a `Mixture` (correlated tokens, `mixture.py`) the points are repeated once per label
 sequence, each copy with that sequence's encodings and weighted by its probability.
+The points live on the channel's `device` (moved there once): fields, starts, prox and
+expectations run there in float64 torch (the prox in the numba kernel on the CPU, in batched
+torch on CUDA), and only the expectations, r x r matrices, come back to the host.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.stats import norm, qmc
 
-from ...ops.array import attention, sym_sqrt, target
+from ..._core.device import torch_device
+from ...ops.array import sym_sqrt
 from ...params import TIED, Mixture, Untied, Variant, key_start_of
 from ...prox import PROBE, global_prox
 from ..overlaps import MatrixMoments, MatrixOverlaps, teacher_covariance
 from .mixture import label_law, mixture_encodings
+
+if TYPE_CHECKING:
+    import torch
 
 
 def gaussian_points(n: int, dim: int, seed: int) -> np.ndarray:
@@ -47,6 +56,7 @@ class QMCChannel:
         n: int,
         seed: int,
         variant: Variant = TIED,
+        device: str = "cpu",
     ):
         mixture = variant if isinstance(variant, Mixture) else None
         if isinstance(variant, Untied) and r % 2:
@@ -65,7 +75,13 @@ class QMCChannel:
         else:
             prob = label_law(mixture.clusters, L, mixture.label_correlation)[1]
             self.weights = np.repeat(prob, self.n_points) / self.n_points
-        self._warm: np.ndarray | None = None
+        self.device = torch_device(device)
+        # the points and weights on the device, moved there once
+        self._xi, self._y = self._device_array(self.xi), self._device_array(self.y)
+        self._weights = self._device_array(self.weights)
+        self._warm: torch.Tensor | None = None  # the previous minimisers, (n, L, r)
+        self._enc_key: np.ndarray | None = None
+        self._enc: torch.Tensor | None = None
         self.local = False
 
     @property
@@ -85,28 +101,47 @@ class QMCChannel:
     def fields(self, o: MatrixOverlaps, C: np.ndarray, sigma: float):
         """Student fields w_l = (C M)_l + q^{1/2} xi_l and teacher fields
         h*_l = theta q^{-1/2} xi_l + Gamma^{1/2} y_l (§7.1), rows of (n, L, r) and (n, L, t);
-        C the points' encodings (`encodings`)."""
-        rho = sigma**2 * np.eye(self.t)
-        w = C @ o.M + self.xi @ sym_sqrt(o.q)
-        hstar = self.xi @ sym_sqrt(o.q, -0.5) @ o.theta.T
-        hstar = hstar + self.y @ sym_sqrt(teacher_covariance(o, rho))
-        return w, hstar
+        C the points' encodings (`encodings`); numpy arrays."""
+        w, hstar = self._fields(o, self._device_array(C), sigma)
+        return w.cpu().numpy(), hstar.cpu().numpy()
 
     def starts(self, w: np.ndarray, hstar: np.ndarray, o: MatrixOverlaps) -> np.ndarray:
         """w, 0, the teacher-aligned points +-s a, 2 s a (a = h* mapped into student space
         along theta's rows, or the first columns when theta = 0; s = sign(a . w)), the
-        shrunken 0.5 w, 0.25 w, and the previous minimisers (§7.6, tests/prox/test_algorithm.py)."""
+        shrunken 0.5 w, 0.25 w, and the previous minimisers (§7.6, tests/prox/test_algorithm.py);
+        numpy arrays."""
+        dev = self._device_array
+        return self._starts(dev(w), dev(hstar), o).cpu().numpy()
+
+    def _device_array(self, x: np.ndarray) -> torch.Tensor:
+        import torch  # loaded with the first channel, not with attnphase
+
+        return torch.tensor(x, dtype=torch.float64, device=self.device)
+
+    def _fields(
+        self, o: MatrixOverlaps, C: torch.Tensor, sigma: float
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        xi, y, dev = self._xi, self._y, self._device_array
+        rho = sigma**2 * np.eye(self.t)
+        w = C @ dev(o.M) + xi @ dev(sym_sqrt(o.q))
+        hstar = xi @ dev(sym_sqrt(o.q, -0.5) @ o.theta.T)
+        hstar = hstar + y @ dev(sym_sqrt(teacher_covariance(o, rho)))
+        return w, hstar
+
+    def _starts(self, w: torch.Tensor, hstar: torch.Tensor, o: MatrixOverlaps) -> torch.Tensor:
+        import torch
+
         norms = np.linalg.norm(o.theta, axis=1, keepdims=True)
         if np.all(norms > 0):
             B = o.theta / norms
         else:
             B = np.eye(self.t, self.r)
-        a = hstar @ B
-        s = np.sign(np.einsum("nlr,nlr->n", a, w))[:, None, None]
-        starts = [w, np.zeros_like(w), s * a, -s * a, 2 * s * a, 0.5 * w, 0.25 * w]
+        a = hstar @ self._device_array(B)
+        s = torch.sign(torch.einsum("nlr,nlr->n", a, w))[:, None, None]
+        starts = [w, torch.zeros_like(w), s * a, -s * a, 2 * s * a, 0.5 * w, 0.25 * w]
         if self._warm is not None:
             starts.append(self._warm)
-        return np.stack(starts, 1)
+        return torch.stack(starts, 1)
 
     def resolvent(
         self, o: MatrixOverlaps, *, C: np.ndarray, sigma: float, omega: float, A: np.ndarray
@@ -116,7 +151,7 @@ class QMCChannel:
         from and update of the previous minimisers)."""
         self.moments(o, C=C, sigma=sigma, omega=omega, A=A)
         assert self._warm is not None  # `moments` stored its minimisers
-        return self._warm
+        return self._warm.cpu().numpy()
 
     def moments(
         self,
@@ -127,51 +162,68 @@ class QMCChannel:
         omega: float,
         A: np.ndarray,
     ) -> MatrixMoments:
-        """All expectations of §7.2-§7.4 at the overlaps o (averages over the points); in local
-        mode each point's prox is the minimiser reached from its previous one."""
-        import torch  # the prox takes tensors; loaded on first use, not with attnphase
+        """All expectations of §7.2-§7.4 at the overlaps o (averages over the points), computed
+        on the channel's device; in local mode each point's prox is the minimiser reached from
+        its previous one."""
+        import torch
 
+        from ...ops.tensor import attention, target
+
+        dev = self._device_array
         s2 = sigma**2
-        enc = self.encodings(C)
-        w, hstar = self.fields(o, enc, sigma)
-        T = target(hstar, omega, A)
+        xi, y = self._xi, self._y
+        enc = self._encodings_on_device(C)
+        w, hstar = self._fields(o, enc, sigma)
+        T = target(hstar, omega, dev(A))
         cst = 0.5 * s2 * (T * T).sum((-1, -2))
         L = self.L
         Vinv = np.linalg.inv(o.V)
         warm = self._warm
         if not self.local:
-            starts, probe = self.starts(w, hstar, o), PROBE
+            starts, probe = self._starts(w, hstar, o), PROBE
         elif warm is None:
-            starts, probe = self.starts(w, hstar, o), 0
+            starts, probe = self._starts(w, hstar, o), 0
         else:
             starts, probe = warm[:, None], 0
         res = global_prox(
-            torch.from_numpy(w),
-            torch.from_numpy(Vinv),
-            torch.from_numpy(s2 * np.eye(L)),
-            torch.from_numpy(s2 * T),
-            torch.from_numpy(cst),
-            torch.from_numpy(np.ascontiguousarray(starts)),
+            w,
+            dev(Vinv),
+            dev(s2 * np.eye(L)),
+            s2 * T,
+            cst,
+            starts.contiguous(),
             probe=probe,
             variant=self.variant,
         )
-        h = res.h.numpy()
-        env = res.envelope.numpy()
+        h = res.h.to(self.device)
+        env = res.envelope.to(self.device)
         self._warm = h
-        f = (h - w) @ Vinv  # f_l = V^{-1}(h_hat_l - w_l), as rows
+        f = (h - w) @ dev(Vinv)  # f_l = V^{-1}(h_hat_l - w_l), as rows
         # Stein score of w_l: a_l = q^{-1/2} xi_l - q^{-1} theta^T Gamma^{-1/2} y_l
         rho = s2 * np.eye(self.t)
         gamma_isqrt = sym_sqrt(teacher_covariance(o, rho), -0.5)
-        score = self.xi @ sym_sqrt(o.q, -0.5) - self.y @ gamma_isqrt @ o.theta @ np.linalg.inv(o.q)
+        score = xi @ dev(sym_sqrt(o.q, -0.5)) - y @ dev(gamma_isqrt @ o.theta @ np.linalg.inv(o.q))
         Mc = env - cst  # a function of h* alone integrates to zero against the score
-        wt = self.weights  # the points' weights (label law / points)
+        wt = self._weights  # the points' weights (label law / points)
         key = key_start_of(self.variant, self.r)
+
+        def host(x: torch.Tensor) -> np.ndarray:
+            return x.cpu().numpy()
+
         return MatrixMoments(
-            ff=np.einsum("n,nlr,nls->rs", wt, f, f),
-            Ma=np.einsum("n,nlk,nlr->kr", wt * Mc, enc, score),
-            yf=np.einsum("n,nlt,nlr->tr", wt, self.y, f),
-            fxi=np.einsum("n,nlr,nls->rs", wt, f, self.xi),
+            ff=host(torch.einsum("n,nlr,nls->rs", wt, f, f)),
+            Ma=host(torch.einsum("n,nlk,nlr->kr", wt * Mc, enc, score)),
+            yf=host(torch.einsum("n,nlt,nlr->tr", wt, y, f)),
+            fxi=host(torch.einsum("n,nlr,nls->rs", wt, f, xi)),
             M=float(wt @ env),
             ell_prox=float(0.5 * s2 * wt @ ((attention(h, key) - T) ** 2).sum((-1, -2))),
             ell_free=float(0.5 * s2 * wt @ ((attention(w, key) - T) ** 2).sum((-1, -2))),
         )
+
+    def _encodings_on_device(self, C: np.ndarray) -> torch.Tensor:
+        """`encodings(C)` on the device, moved there once per C."""
+        C = np.asarray(C, dtype=np.float64)
+        if self._enc is None or self._enc_key is None or not np.array_equal(self._enc_key, C):
+            self._enc_key = C.copy()
+            self._enc = self._device_array(self.encodings(C))
+        return self._enc

@@ -521,7 +521,9 @@ def make_channels(p: ModelParams, method: QMC) -> list[QMCChannel]:
     `method.points` points."""
     width = field_width(p)
     return [
-        QMCChannel(p.L, width, p.teacher_rank, method.points, method.seed + k, p.variant)
+        QMCChannel(
+            p.L, width, p.teacher_rank, method.points, method.seed + k, p.variant, method.device
+        )
         for k in range(method.randomisations)
     ]
 
@@ -568,6 +570,7 @@ def solve_qmc(
                 max(stage.points // COARSE_FRACTION, 64),
                 stage.seed + 10_000,
                 p.variant,
+                method.device,
             )
         sol = solve_one(
             alpha,

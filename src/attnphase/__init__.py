@@ -2,7 +2,7 @@
 
 The public API, importable from here:
 
-- the model: `ModelParams` with its variant `Tied`, `Untied` or `Mixture`; `STANDARD_A`;
+- the model: `ModelParams` with its variant `Tied`, `Untied`, `Mixture` or `Causal`; `STANDARD_A`;
 - the theory (state evolution): `solve`, `learning_curve`, `learning_curves` with an
   integration method `GaussHermite` or `QMC`, returning `TheoryResult`; `ConvergenceError`,
   `NonConvergenceWarning`; `with_stability`; the linear baseline `linear_test_error`;
@@ -20,7 +20,7 @@ Everything else lives in the subpackages (`attnphase.theory`, `attnphase.sim`,
 from typing import TYPE_CHECKING
 
 from ._core.lazy import lazy_getattr
-from .params import STANDARD_A, Mixture, ModelParams, Tied, Untied
+from .params import STANDARD_A, Causal, Mixture, ModelParams, Tied, Untied
 
 if TYPE_CHECKING:
     from .gamp import run_gamp
@@ -82,6 +82,7 @@ __all__ = [
     "QMC",
     "ConvergenceError",
     "GaussHermite",
+    "Causal",
     "Mixture",
     "ModelParams",
     "NonConvergenceWarning",

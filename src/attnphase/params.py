@@ -159,6 +159,20 @@ class Untied:
 
 
 @dataclass(frozen=True)
+class Causal:
+    """A causal mask on the tied student (docs/variants.md): token l attends to tokens k <= l,
+    S = softmax_row(x Q Q^T x^T / d) with -inf above the diagonal. target True masks the
+    teacher's softmax too; then the positional target A must be causal (zero above the
+    diagonal, checked by `ModelParams`)."""
+
+    target: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.target, bool):
+            raise ValueError(f"target must be True or False, got {self.target!r}")
+
+
+@dataclass(frozen=True)
 class Mixture:
     """Correlated tokens (docs/theory-mixtures.md): `clusters` K >= 2 Gaussian-mixture means of
     norm `cluster_norm`, neighbouring labels with one-hot Pearson correlation
@@ -190,7 +204,7 @@ class Mixture:
             )
 
 
-Variant = Tied | Untied | Mixture
+Variant = Tied | Untied | Mixture | Causal
 TIED = Tied()
 
 
@@ -201,15 +215,37 @@ def key_start_of(variant: Variant, width: int) -> int:
     return width // 2 if isinstance(variant, Untied) else 0
 
 
+MASKS = ("none", "causal")
+
+
 def variant_of(
-    untied: bool, clusters: int = 1, label_correlation: float = 0.0, cluster_norm: float = 1.0
+    untied: bool,
+    clusters: int = 1,
+    label_correlation: float = 0.0,
+    cluster_norm: float = 1.0,
+    mask: str = "none",
+    target_mask: str = "none",
 ) -> Variant:
     """The variant of a flat description (the simulations', the sweeps' and the CLI's options):
-    `Untied()` for untied, a `Mixture` for clusters >= 2, `Tied()` otherwise. The mixture's
-    options are checked even at clusters = 1, where they have no effect; ValueError naming
-    `clusters` for correlated tokens with untied query and key (a model has one variant)."""
+    `Untied()` for untied, a `Mixture` for clusters >= 2, `Causal(target)` for mask "causal"
+    (target: target_mask "causal"), `Tied()` otherwise. The mixture's options are checked even
+    at clusters = 1, where they have no effect. A model has one variant: ValueError naming
+    `clusters` for correlated tokens with untied query and key, `mask` for a mask with either,
+    `target_mask` for a masked target under an unmasked student."""
     clusters = check_int("clusters", clusters)
     mixture = Mixture(max(clusters, 2), label_correlation, cluster_norm)
+    for name, value in (("mask", mask), ("target_mask", target_mask)):
+        if value not in MASKS:
+            raise ValueError(f"{name} must be one of {MASKS}, got {value!r}")
+    if target_mask == "causal" and mask != "causal":
+        raise ValueError("target_mask: a causal target goes with a causal student (mask causal)")
+    if mask == "causal":
+        if untied or clusters > 1:
+            raise ValueError(
+                "mask: the causal mask goes with tied query and key and Gaussian tokens only, "
+                "not untied or clusters >= 2"
+            )
+        return Causal(target=target_mask == "causal")
     if clusters == 1:
         return Untied() if untied else Tied()
     if untied:
@@ -226,7 +262,8 @@ class ModelParams:
     ridge lam >= 0, the L x L positional target A (which fixes L), student rank r = `rank`,
     teacher rank t = `teacher_rank`, and the positional-encoding coefficients C (L x K,
     p_l = sum_k C_lk u_k; default `default_encodings(L)`), and the `variant`: `Tied()` (the
-    paper's model), `Untied()` query and key, or correlated tokens (`Mixture`).
+    paper's model), `Untied()` query and key, correlated tokens (`Mixture`) or a causal mask
+    (`Causal`).
 
     The teacher's field covariance is rho = sigma^2 I_t (teacher entries N(0, 1)).
     """
@@ -249,9 +286,15 @@ class ModelParams:
         object.__setattr__(self, "teacher_rank", check_int("teacher_rank", self.teacher_rank))
         enc = default_encodings(self.L) if self.encodings is None else self.encodings
         object.__setattr__(self, "encodings", as_encodings(enc, self.L))
-        if not isinstance(self.variant, Tied | Untied | Mixture):
+        if not isinstance(self.variant, Tied | Untied | Mixture | Causal):
             raise ValueError(
-                f"variant must be Tied(), Untied() or a Mixture(...), got {self.variant!r}"
+                "variant must be Tied(), Untied(), a Mixture(...) or Causal(...), got "
+                f"{self.variant!r}"
+            )
+        if self.causal_target and np.any(np.triu(self.A_array, 1) != 0.0):
+            raise ValueError(
+                "A: a causal target (Causal(target=True)) needs A zero above the diagonal, "
+                f"got {self.A}"
             )
 
     def with_value(self, name: str, value: float) -> ModelParams:
@@ -269,6 +312,21 @@ class ModelParams:
     def is_tied_gaussian(self) -> bool:
         """The paper's variant: tied query and key, Gaussian tokens."""
         return isinstance(self.variant, Tied)
+
+    @property
+    def causal_target(self) -> bool:
+        """The teacher's softmax is masked as the student's (`Causal(target=True)`)."""
+        return isinstance(self.variant, Causal) and self.variant.target
+
+    @property
+    def mask(self) -> str:
+        """The student's attention mask, "causal" (`Causal`) or "none" (`variant_of`'s name)."""
+        return "causal" if isinstance(self.variant, Causal) else "none"
+
+    @property
+    def target_mask(self) -> str:
+        """The teacher's attention mask, "causal" (`Causal(target=True)`) or "none"."""
+        return "causal" if self.causal_target else "none"
 
     @property
     def mixture(self) -> Mixture | None:

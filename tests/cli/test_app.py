@@ -562,7 +562,29 @@ def test_an_interrupted_theory_prints_the_branches_it_finished(monkeypatch):
     assert res.exit_code == 130
     rows = list(csv.DictReader(io.StringIO(res.stdout)))
     assert [r["branch"] for r in rows] == ["semantic"]
-    assert res.stderr.strip() == "interrupted: 1 of 3 branches finished (printed above)"
+    assert res.stderr.strip() == "interrupted: 1 of 3 fixed points finished (printed above)"
+
+
+def test_an_interrupt_inside_a_branch_keeps_its_finished_alphas(monkeypatch):
+    """Ctrl-C at the third alpha of the first branch: the two finished fixed points are printed
+    (the continuation loop hands them up with the interrupt), not dropped."""
+    import attnphase.theory.gauss_hermite.engine as gh
+
+    real, calls = gh._solve_with, []
+
+    def solve_with(alpha, *args, **kw):
+        calls.append(alpha)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(alpha, *args, **kw)
+
+    monkeypatch.setattr(gh, "_solve_with", solve_with)
+    args = ["--quiet", "theory", "--alpha", "1,1.2,1.4,1.6", "--branch", "positional"]
+    res = runner.invoke(app, [*args, "--order", "16,8", "--format", "csv"])
+    assert res.exit_code == 130
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert [float(r["alpha"]) for r in rows] == [1.0, 1.2]
+    assert res.stderr.strip() == "interrupted: 2 of 4 fixed points finished (printed above)"
 
 
 def test_an_interrupted_simulate_prints_the_points_it_finished(monkeypatch):
@@ -618,3 +640,30 @@ def test_a_curve_with_a_repeated_alpha_does_not_divide_by_a_zero_step():
     curve = learning_curve([1.0, 1.0, 1.2], branch="semantic", method=GaussHermite((16, 8)))
     assert [r.converged for r in curve] == [True] * 3
     assert curve[0].theta == pytest.approx(curve[1].theta, rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["theory", "--alpha", "-1"],
+        ["simulate", "--init", "semantic,semantic"],
+        ["gamp", "--d", "0"],
+        ["outcomes", "--d", "0"],
+        ["sweep", "--grid", "alpha=-1"],
+        ["transition", "--omega", "2"],
+        ["scaling", "--L", "1"],
+        ["trust", "--d", "0"],
+    ],
+)
+def test_a_refusal_loads_no_heavy_library(args):
+    """Input that needs no computation to be refused is refused before torch, numba, scipy,
+    pandas, matplotlib or dask is imported (a refusal in well under a second, also under load)."""
+    heavy = ("scipy", "numba", "pandas", "torch", "matplotlib", "dask")
+    code = (
+        "import sys\nfrom attnphase.cli import app\n"
+        f"try:\n    app({args!r}, prog_name='attnphase')\nexcept SystemExit as e:\n"
+        "    print(e.code, sorted(m for m in " + repr(heavy) + " if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stderr.startswith("error: --"), out.stderr
+    assert out.stdout.strip() == "2 []"

@@ -7,18 +7,21 @@ import pytest
 import torch
 
 from attnphase.ops import array, compiled, tensor
-from attnphase.params import TIED, Untied, key_start_of
+from attnphase.params import TIED, Causal, Untied
+from attnphase.prox import attention_form
 
 DT = torch.float64
 UNTIED = Untied()
+CAUSAL = Causal()
 
 
 @pytest.mark.parametrize(
-    "L,width,variant", [(2, 1, TIED), (3, 2, TIED), (2, 2, UNTIED), (3, 4, UNTIED)]
+    "L,width,variant",
+    [(2, 1, TIED), (3, 2, TIED), (2, 2, UNTIED), (3, 4, UNTIED), (3, 1, CAUSAL), (4, 2, CAUSAL)],
 )
 def test_operations_agree_across_array_libraries(L, width, variant):
     """attention, g and its gradient and Hessian: torch, numpy and numba on the same fields."""
-    key = key_start_of(variant, width)
+    key = attention_form(variant, width)
     g = torch.Generator().manual_seed(L + 10 * width)
     h = torch.randn(5, L, width, generator=g, dtype=DT)
     X = torch.randn(5, L, 6, generator=g, dtype=DT)
@@ -27,7 +30,7 @@ def test_operations_agree_across_array_libraries(L, width, variant):
     c = torch.rand(5, generator=g, dtype=DT)
     S = tensor.attention(h, key)
     assert np.abs(array.attention(h.numpy(), key) - S.numpy()).max() < 1e-15
-    value, grad, H = tensor.loss_derivatives(h, K, Cm, c, key_start=key)
+    value, grad, H = tensor.loss_derivatives(h, K, Cm, c, form=key)
     n = L * width
     for b in range(5):
         hb, Kb, Cb = (x[b].numpy() for x in (h, K, Cm))

@@ -14,8 +14,8 @@ import torch
 from scipy.optimize import minimize
 
 from attnphase.ops.array import attention
-from attnphase.params import TIED, Untied, key_start_of
-from attnphase.prox import global_prox
+from attnphase.params import TIED, Untied
+from attnphase.prox import attention_form, global_prox
 from attnphase.prox.kernel import derivatives, objective
 
 STEP = 1e-5
@@ -35,14 +35,14 @@ def problem(L: int, r: int, seed: int):
 
 
 def value(h, w, Vinv, K, Cm, c, variant):
-    key_start = key_start_of(variant, h.shape[1])
+    key_start = attention_form(variant, h.shape[1])
     return objective(h, w, Vinv, K, Cm, c, np.empty((len(K), len(K))), key_start)
 
 
 def analytic(h, w, Vinv, K, Cm, variant):
     L, r = h.shape
     grad, H = np.empty(L * r), np.empty((L * r, L * r))
-    key_start = key_start_of(variant, r)
+    key_start = attention_form(variant, r)
     derivatives(h, w, Vinv, K, Cm, np.empty((L, L)), np.empty((L, L)), grad, H, key_start)
     return grad, H
 
@@ -89,7 +89,7 @@ def test_untied_attention_is_softmax_of_query_key_logits():
     h = rng.normal(size=(4, 3, 2))
     z = h[..., :1] @ np.swapaxes(h[..., 1:], -1, -2)
     S = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
-    untied = key_start_of(UNTIED, 2)
+    untied = attention_form(UNTIED, 2)
     assert np.abs(attention(h, untied) - S).max() < 1e-15
     assert np.abs(attention(h, untied) - attention(h)).max() > 0.01
 

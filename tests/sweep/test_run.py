@@ -53,12 +53,12 @@ def marker_dir(tmp_path, monkeypatch):
 def test_parameter_tables_are_those_of_the_models():
     """A parameter added to ModelParams, its variants, the methods (their settings and solver
     options) or SimConfig must be added to the sweep table (the variant is given as in the
-    simulations: untied, clusters, label_correlation, cluster_norm; the method by its name, the
-    Gauss-Hermite order and solver options, the QMC settings)."""
+    simulations: untied, clusters, label_correlation, cluster_norm, mask, target_mask; the method
+    by its name, the Gauss-Hermite order and solver options, the QMC settings)."""
     # a sweep point's errors come from the check order's default (it is not a parameter)
     exact = {f.name for f in dataclasses.fields(GaussHermite)} - {"check_order"}
     theory = {f.name for f in dataclasses.fields(ModelParams)} - {"variant"} | {"alpha", "branch"}
-    variant = {"untied"} | {f.name for f in dataclasses.fields(Mixture)}
+    variant = {"untied", "mask", "target_mask"} | {f.name for f in dataclasses.fields(Mixture)}
     method = {"method", "points", "randomisations", "qmc_seed"}
     assert set(PARAMETERS["theory"]) == theory | exact | variant | method
     model = {SIM_MODEL_NAMES.get(f.name, f.name) for f in dataclasses.fields(ModelParams)}
@@ -242,7 +242,8 @@ def test_foreign_legacy_and_damaged_files_are_refused(tmp_path):
         legacy: "older attnphase \\(format 1",
         garbage: "file is not a database",
         tiny: "file is not a database",
-        inside: "database disk image is malformed",
+        # SQLite's own error, or the integrity check's report, by where the damage falls
+        inside: "database disk image is malformed|is damaged: ",
         newer: "format version 3; this attnphase reads version 2",
     }
     for path, message in cases.items():

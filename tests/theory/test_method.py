@@ -86,3 +86,16 @@ def test_a_sweep_refuses_a_vacuous_tolerance_before_any_work(tmp_path):
     )
     assert res.exit_code == 2 and "tol must be at most" in res.output
     assert not store.exists()
+
+
+def test_equal_orders_give_no_error_estimate_rather_than_zero():
+    """The error is the change between the two orders: with check_order = order it would be 0
+    whatever the quadrature's error, so it is NaN (unknown)."""
+    from attnphase import solve
+
+    same = GaussHermite((16, 8), (16, 8))
+    assert not same.estimates_errors and GaussHermite().estimates_errors
+    value, err, n = same.combine([0.5, 0.5])
+    assert value == 0.5 and math.isnan(err) and n == 2
+    r = solve(1.5, branch="positional", method=same)
+    assert r.converged and math.isnan(r.test_error_err) and math.isnan(float(r.q_err))

@@ -13,6 +13,15 @@ class Interrupted(Exception):
     """A run stopped by Ctrl-C or SIGTERM: what it kept and how to go on (its message)."""
 
 
+class PartialInterrupt(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) inside a loop of results: a KeyboardInterrupt that carries the results
+    the loop finished (`finished`, in order), for the caller to print or store."""
+
+    def __init__(self, finished: list) -> None:
+        super().__init__()
+        self.finished = finished
+
+
 def _raise_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 

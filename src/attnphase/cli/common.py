@@ -28,6 +28,12 @@ TeacherRankOpt = Annotated[int, typer.Option(help="teacher rank t (>= 1)")]
 EncodingOpt = Annotated[
     str | None, typer.Option(help="encoding coefficients c1,...,cL [+1 ... -1]")
 ]
+MaskOpt = Annotated[
+    str, typer.Option(help="the student's attention mask: none | causal (token l sees k <= l)")
+]
+TargetMaskOpt = Annotated[
+    str, typer.Option(help="the teacher's mask: none | causal (needs --mask causal, causal --A)")
+]
 ClustersOpt = Annotated[
     int, typer.Option(help="Gaussian-mixture tokens with K clusters (1: Gaussian tokens)")
 ]

@@ -97,9 +97,6 @@ def gamp(
     """GAMP (the paper's Appendix B) on the data `attnphase simulate` draws for each seed: one row
     per alpha, start and seed, or with --trace one row per iteration beside the state evolution;
     --plot draws the latter (predicted vs actual, per overlap) for one alpha and one start."""
-    from ..gamp import DEFAULT_DAMPING, gamp_runs, trace_table
-    from ..gamp.algorithm import check_damping, check_init
-
     try:
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
         if format not in FORMATS:
@@ -110,6 +107,11 @@ def gamp(
             inits = parse_list(init, "--init", str)
             check_int("seeds", seeds)
             check_int("max_iter", max_iter)
+            if damping is not None and not 0.0 <= damping < 1.0:
+                raise ValueError(f"damping must be in [0, 1), got {damping!r}")
+            # torch, numba: once the options that need neither pass
+            from ..gamp.algorithm import DEFAULT_DAMPING, check_damping, check_init
+
             damping = check_damping(DEFAULT_DAMPING if damping is None else damping)
             for one in inits:
                 check_init(one, d, p.rank)
@@ -121,6 +123,8 @@ def gamp(
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         fail(err)
+    from ..gamp import gamp_runs, trace_table
+
     runs = [
         res
         for a in alphas

@@ -56,8 +56,6 @@ def histogram(
 ) -> None:
     """The histogram (counting) task (paper, Appendix A, Table 1): restricted positional and
     semantic transformers, the unfreeze-and-retrain check, mechanism scores."""
-    from ..histogram import CheckpointError, config_from, run_histogram
-
     try:
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
@@ -73,6 +71,8 @@ def histogram(
         if checkpoint is None:
             checkpoint = (plot if plot is not None else Path(".")) / "histogram-checkpoints"
         check_outputs({}, {"--checkpoint": [checkpoint]})
+        from ..histogram import config_from  # torch: once the cheap checks pass
+
         try:
             cfg = config_from(
                 quick,
@@ -91,8 +91,13 @@ def histogram(
                 cfg = replace(cfg, target_accuracy=None)
         except ValueError as err:
             raise usage(err) from None
-        result = run_histogram(cfg, checkpoint, device, progress=show_progress())
-    except (UsageError, CheckpointError, FloatingPointError) as err:
+        from ..histogram import CheckpointError, run_histogram
+
+        try:
+            result = run_histogram(cfg, checkpoint, device, progress=show_progress())
+        except (CheckpointError, FloatingPointError) as err:
+            raise UsageError(str(err)) from None
+    except UsageError as err:
         fail(err)
     typer.echo(render(result.summaries(), format, HISTOGRAM_COLUMNS))
     if plot is not None:

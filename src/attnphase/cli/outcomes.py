@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..params import check_dimension
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -76,9 +77,6 @@ def outcomes(
     semantic and positional starts with L-BFGS; classify each end point as semantic, positional
     or other (by its loss and overlaps against the informed runs) and print one row per alpha
     (App. E.4). Progress on stderr."""
-    from ..sweep import SweepError
-    from ..validity.outcomes import outcome_specs
-
     try:
         alphas = parse_alphas(alpha)
         if runs < 1:
@@ -87,6 +85,12 @@ def outcomes(
             raise UsageError(f"--workers must be >= 1, got {workers}")
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        try:
+            check_dimension(d)
+        except ValueError as err:
+            raise usage(err) from None
+        from ..validity.outcomes import outcome_specs  # torch: once the cheap checks pass
+
         options: dict[str, Any] = dict(  # the study's keyword arguments
             d=d, init=init, optimizer=optimizer, lr=lr, steps=steps, gtol=gtol, omega=omega,
             sigma=sigma, lam=lam, A=parse_matrix(A), n_test=n_test, overlap_atol=overlap_atol,
@@ -101,6 +105,7 @@ def outcomes(
             check_store_option(store)
     except UsageError as err:
         fail(err)
+    from ..sweep import SweepError
     from ..validity.outcomes import outcomes as run_outcomes
 
     backend = "process" if workers > 1 else "serial"

@@ -21,9 +21,11 @@ from .common import (
     FormatOpt,
     LabelCorrelationOpt,
     LamOpt,
+    MaskOpt,
     OmegaOpt,
     RankOpt,
     SigmaOpt,
+    TargetMaskOpt,
     TeacherRankOpt,
     UsageError,
     build_params,
@@ -64,6 +66,7 @@ def sim_columns(p: ModelParams, value_rank: int) -> list[str]:
     extra += ["value_norm"] if value_rank > 0 else []
     extra += COLUMN_COLUMNS if p.rank >= 2 and not p.untied else []
     extra += ["cluster_m"] if p.mixture is not None else []
+    extra += ["mask", "target_mask"] if p.mask != "none" else []
     return SIM_COLUMNS[:-3] + extra + SIM_COLUMNS[-3:]
 
 
@@ -94,6 +97,8 @@ def simulate(
     clusters: ClustersOpt = 1,
     label_correlation: LabelCorrelationOpt = 0.0,
     cluster_norm: ClusterNormOpt = 1.0,
+    mask: MaskOpt = "none",
+    target_mask: TargetMaskOpt = "none",
     seeds: Annotated[
         int,
         typer.Option(help="number of seeds: runs seeds 0..N-1 (each: teacher, data, test, start)"),
@@ -115,8 +120,6 @@ def simulate(
     The model options mean what they mean for `attnphase theory` (the same ModelParams).
     Extensions (docs/theory.md §10): --untied, --value-rank R, --rank 2 --init mixed,
     --clusters K --label-correlation RHO [--cluster-norm N] (Gaussian-mixture tokens)."""
-    from ..sim import SimConfig, iter_grid
-
     try:
         alphas = parse_alphas(alpha)
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
@@ -128,9 +131,16 @@ def simulate(
                 raise UsageError(f"{name} must be >= 1, got {value}")
         check_cluster_options(clusters, label_correlation, cluster_norm)
         try:
-            p = replace(p, variant=variant_of(untied, clusters, label_correlation, cluster_norm))
+            p = replace(
+                p,
+                variant=variant_of(
+                    untied, clusters, label_correlation, cluster_norm, mask, target_mask
+                ),
+            )
         except ValueError as err:
             raise usage(err) from None
+        from ..sim import SimConfig, iter_grid  # torch: once the options that need none pass
+
         try:
             configs = [
                 SimConfig(

@@ -74,15 +74,7 @@ def sweep(
     export: Annotated[Path | None, typer.Option(help="write the table (.csv or .parquet)")] = None,
     format: FormatOpt = "table",
 ) -> None:
-    from ..sweep import (
-        SweepError,
-        SweepSpec,
-        check_export,
-        parse_grid,
-        parse_set,
-        run_sweep,
-        write_table,
-    )
+    from ..sweep import SweepSpec, parse_grid, parse_set
 
     try:
         if kind not in KINDS:
@@ -115,6 +107,8 @@ def sweep(
             options = {k: "--grid" for k in values} | {k: "--set" for k in fixed}
             options["seed"] = "--seeds" if seeds is not None else options.get("seed", "--grid")
             raise usage(err, options) from None
+        from ..sweep import SweepError, check_export, run_sweep, write_table  # pandas: from here
+
         try:
             if export is not None:
                 check_export(export, "--export")

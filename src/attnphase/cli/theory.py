@@ -33,9 +33,11 @@ from .common import (
     FormatOpt,
     LabelCorrelationOpt,
     LamOpt,
+    MaskOpt,
     OmegaOpt,
     RankOpt,
     SigmaOpt,
+    TargetMaskOpt,
     TeacherRankOpt,
     UsageError,
     build_params,
@@ -70,6 +72,7 @@ THEORY_COLUMNS = [
 STABILITY_COLUMNS = ["rs_stability", "jump_mass", "vhat_smooth"]
 UNTIED_COLUMNS = ["q_query", "q_key", "m_query", "m_key", "theta_query", "theta_key"]
 MIXTURE_COLUMNS = ["m_mean", "mean_multiplier", "mean_multiplier_err"]
+MASK_COLUMNS = ["mask", "target_mask"]
 
 
 EngineOpt = Annotated[
@@ -193,6 +196,8 @@ def theory(
     clusters: ClustersOpt = 1,
     label_correlation: LabelCorrelationOpt = 0.0,
     cluster_norm: ClusterNormOpt = 1.0,
+    mask: MaskOpt = "none",
+    target_mask: TargetMaskOpt = "none",
 ) -> None:
     """State-evolution fixed points along alpha (docs/theory.md §3-§4; §7 for any L, r, t).
     --clusters K --label-correlation RHO [--cluster-norm N]: correlated tokens
@@ -207,7 +212,9 @@ def theory(
         if clusters < 1:
             raise UsageError(f"--clusters must be an integer >= 1, got {clusters}")
         try:
-            variant = variant_of(untied, clusters, label_correlation, cluster_norm)
+            variant = variant_of(
+                untied, clusters, label_correlation, cluster_norm, mask, target_mask
+            )
             p = dataclasses.replace(p, variant=variant)
             attention_map(p.variant).check(p)  # untied at rank 1, K^L label sequences
         except ValueError as err:
@@ -244,16 +251,21 @@ def theory(
     columns = THEORY_COLUMNS + (STABILITY_COLUMNS if stability else [])
     columns += UNTIED_COLUMNS if p.untied else []
     columns += MIXTURE_COLUMNS if mixture is not None else []
+    columns += MASK_COLUMNS if p.mask != "none" else []
     records: list[dict] = []
     try:
         for b in branches:  # branch by branch, so that an interrupt keeps the finished ones
             curves = curve_fn(alphas, p, [b], method=method, progress=show_progress())
             records += [r.as_dict() for r in curves]
-    except KeyboardInterrupt:
-        if records:
-            typer.echo(render(records, format, columns))
-        done = len(records) // len(alphas)
-        raise Interrupted(f"{done} of {len(branches)} branches finished (printed above)") from None
+    except KeyboardInterrupt as err:
+        records += [r.as_dict() for r in getattr(err, "finished", [])]
+        total = len(alphas) * len(branches)
+        if not records:
+            raise Interrupted(f"none of the {total} fixed points finished") from None
+        typer.echo(render(records, format, columns))
+        raise Interrupted(
+            f"{len(records)} of {total} fixed points finished (printed above)"
+        ) from None
     typer.echo(render(records, format, columns))
     if plot is not None:
         from ..figures.curves import learning_curves as draw_learning_curves

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..params import ModelParams
+from ..params import ModelParams, variant_of
 from ..theory import CHECK_ORDER, DEFAULT_ORDER, DEFAULT_RANDOMISATIONS
 from ..transitions import TRANSITION_POINTS
 from ..transitions.paths import LINES, VALUE_COLUMNS
@@ -18,7 +19,9 @@ from .common import (
     AOpt,
     EncodingOpt,
     FormatOpt,
+    MaskOpt,
     RankOpt,
+    TargetMaskOpt,
     TeacherRankOpt,
     UsageError,
     build_params,
@@ -32,6 +35,7 @@ from .common import (
     parse_values,
     plot_failed,
     show_progress,
+    usage,
 )
 from .tables import FORMATS, render
 from .theory import EngineOpt, PointsOpt, RandomisationsOpt, method_for, warn_duration
@@ -106,21 +110,32 @@ def transition(
     ] = None,
     plot: Annotated[Path | None, typer.Option(help="draw the lines here (PNG + PDF)")] = None,
     format: FormatOpt = "table",
+    mask: MaskOpt = "none",
+    target_mask: TargetMaskOpt = "none",
 ) -> None:
     """alpha_c (positional -> semantic global minimum), alpha_l (attention beats the linear
     baseline) and the spinodals with error estimates, one row per value of the one parameter
     given as a list or range (docs/theory.md §5): followed by continuation (resumable through
     --store, on every QMC scrambling), or scanned at every value."""
-    from ..transitions.table import APPROACHES, transition_table
-
     try:
         parameter, values, fixed = _varied(omega, sigma, lam)
         model = {**fixed, parameter: values[len(values) // 2]}  # the lines start mid-range
         p = build_params(
             model["omega"], model["sigma"], model["lam"], A, rank, teacher_rank, encoding
         )
+        try:
+            p = replace(p, variant=variant_of(False, mask=mask, target_mask=target_mask))
+        except ValueError as err:
+            raise usage(err) from None
+        if p.mask != "none" and method == "continuation":
+            raise UsageError(
+                "--method: continuation follows the unmasked tied model; a mask is scanned "
+                "(--method scan)"
+            )
         orders = parse_order(order), parse_order(check_order, "--check-order")
         integration = method_for(engine, p, orders[0], points, randomisations, orders[1])
+        from ..transitions.table import APPROACHES, transition_table  # pandas: from here
+
         if method not in APPROACHES:
             raise UsageError(f"--method must be one of {APPROACHES}, got {method!r}")
         if format not in FORMATS:

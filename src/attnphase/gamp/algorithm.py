@@ -54,6 +54,7 @@ import torch
 from .._core.progress import progress_bar
 from ..ops.tensor import back_project, fields, loss_derivatives
 from ..params import (
+    Causal,
     ModelParams,
     check_alpha,
     check_dimension,
@@ -359,6 +360,8 @@ def run_gamp(
     test_error. Non-convergence is never silent: `converged` and `status` say what happened.
     """
     p = params if params is not None else ModelParams()
+    if isinstance(p.variant, Causal):
+        raise ValueError(f"params: GAMP runs the unmasked models, got variant={p.variant}")
     d = check_dimension(d)
     alpha = check_alpha(alpha)
     if int(round(alpha * d)) < 1:

@@ -72,7 +72,8 @@ class Problem(SeedProblem):
             x = x_pos[a : a + step]
             torch.randn(x.shape, generator=gen, dtype=dtype, device=device, out=x)
             x.mul_(p.sigma)  # sigma z (`attnphase.sim.data.sample_tokens`)
-            y = targets(x[None], teacher, p.omega, A)[0]  # y from the tokens without positions
+            # y from the tokens without positions
+            y = targets(x[None], teacher, p.omega, A, p.causal_target)[0]
             x += positions
             K[a : a + step] = x @ x.transpose(-1, -2) / d
             Cm[a : a + step] = y @ x.transpose(-1, -2) / d

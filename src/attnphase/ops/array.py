@@ -5,20 +5,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from .form import TIED_FORM, AttentionForm
 
-def attention(h: np.ndarray, key_start: int = 0) -> np.ndarray:
-    """S(h) = softmax_row(Z), Z = h h^T when tied (key_start 0), h_Q h_K^T otherwise."""
-    if key_start == 0:
+
+def attention(h: np.ndarray, form: AttentionForm = TIED_FORM) -> np.ndarray:
+    """S(h) = softmax_row(Z), Z = h h^T when tied (key_start 0), h_Q h_K^T otherwise; with a
+    causal form, -inf above the diagonal."""
+    if form.key_start == 0:
         z = h @ np.swapaxes(h, -1, -2)
     else:
-        z = h[..., :key_start] @ np.swapaxes(h[..., key_start:], -1, -2)
+        z = h[..., : form.key_start] @ np.swapaxes(h[..., form.key_start :], -1, -2)
+    if form.causal:
+        z = np.where(np.triu(np.ones(z.shape[-2:], dtype=bool), 1), -np.inf, z)
     z = np.exp(z - z.max(-1, keepdims=True))
     return z / z.sum(-1, keepdims=True)
 
 
-def target(hstar: np.ndarray, omega: float, A: np.ndarray) -> np.ndarray:
-    """T(h*) = (1 - omega) softmax_row(h* h*^T) + omega A (eq. 1/16), h* of shape (..., L, t)."""
-    return (1.0 - omega) * attention(hstar) + omega * A
+def target(hstar: np.ndarray, omega: float, A: np.ndarray, causal: bool = False) -> np.ndarray:
+    """T(h*) = (1 - omega) softmax_row(h* h*^T) + omega A (eq. 1/16), h* of shape (..., L, t);
+    causal: the teacher's softmax masked (k <= l)."""
+    return (1.0 - omega) * attention(hstar, AttentionForm(0, causal)) + omega * A
 
 
 def sym_sqrt(a: np.ndarray, power: float = 0.5) -> np.ndarray:

@@ -1,8 +1,9 @@
 """The operations of `attnphase.ops` in numba (docs/theory.md §8): one sample at a time, into
 buffers the caller owns, for the CPU prox kernel.
 
-Every function takes `key_start` (`attnphase.params.key_start_of`): 0 for tied fields, Z = h h^T;
-for untied fields h = (h_Q, h_K) of width 2 r_Q it is r_Q and Z = h_Q h_K^T.
+Every function takes the attention's `form` (`attnphase.ops.form.AttentionForm`): its key_start,
+0 for tied fields, Z = h h^T; for untied fields h = (h_Q, h_K) of width 2 r_Q it is r_Q and
+Z = h_Q h_K^T; and whether the mask is causal (S_ik = 0 for k > i).
 """
 
 from __future__ import annotations
@@ -15,26 +16,30 @@ from .._core.jit import njit_cached
 
 
 @njit_cached()
-def attention(h, S, key_start):
+def attention(h, S, form):
     """S = softmax_row(Z) into S (L x L): Z_ik = sum_a h_ia h_k(a + key_start) over the
-    R - key_start query columns a (R the width of h)."""
+    R - key_start query columns a (R the width of h); with a causal form, over k <= i alone
+    (S_ik = 0 for k > i)."""
     L, R = h.shape
-    r = R - key_start
-    off = key_start
+    off = form.key_start
+    r = R - off
     for i in range(L):
+        last = i + 1 if form.causal else L
         zmax = -np.inf
-        for k in range(L):
+        for k in range(last):
             z = 0.0
             for a in range(r):
                 z += h[i, a] * h[k, a + off]
             S[i, k] = z
             zmax = max(zmax, z)
         tot = 0.0
-        for k in range(L):
+        for k in range(last):
             S[i, k] = math.exp(S[i, k] - zmax)
             tot += S[i, k]
-        for k in range(L):
+        for k in range(last):
             S[i, k] /= tot
+        for k in range(last, L):
+            S[i, k] = 0.0
 
 
 @njit_cached()
@@ -52,9 +57,9 @@ def add_row_loss(g, S, K, Cm, i):
 
 
 @njit_cached()
-def loss(h, K, Cm, c, S, key_start):
+def loss(h, K, Cm, c, S, form):
     """g(h) = c - tr(S Cm^T) + 1/2 tr(S K S^T) (§8); S is scratch (L x L)."""
-    attention(h, S, key_start)
+    attention(h, S, form)
     g = c
     for i in range(h.shape[0]):
         g = add_row_loss(g, S, K, Cm, i)
@@ -62,13 +67,13 @@ def loss(h, K, Cm, c, S, key_start):
 
 
 @njit_cached()
-def loss_derivatives(h, K, Cm, S, P, grad, H, key_start):
+def loss_derivatives(h, K, Cm, S, P, grad, H, form):
     """Gradient (L*r) and Hessian (L*r x L*r) of g at h into grad and H, row-major flattening of
     h; S and P (L x L) receive S(h) and P = dg/dZ (`loss_derivatives_at`, with its scratch)."""
     L, r = h.shape
-    attention(h, S, key_start)
+    attention(h, S, form)
     work = hessian_scratch(L, r)
-    loss_derivatives_at(h, K, np.nonzero(K), Cm, S, P, grad, H, work, key_start)
+    loss_derivatives_at(h, K, np.nonzero(K), Cm, S, P, grad, H, work, form)
 
 
 @njit_cached()
@@ -95,7 +100,7 @@ def _dz(h, i, k, a, cc, key_start):
 
 
 @njit_cached()
-def loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, work, key_start):
+def loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, work, form):
     """Gradient (L*r) and Hessian (L*r x L*r) of g at h into grad and H, row-major flattening of
     h, with S holding S(h); P (L x L) receives P = dg/dZ; Knz = np.nonzero(K) (row-major
     order); work = `hessian_scratch`. Tied (key_start = 0): dZ_ik/dh_ac = delta_ia h_kc +
@@ -109,6 +114,7 @@ def loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, work, key_start):
     row but a of a column (a, c) with a != i."""
     L, r = h.shape
     n = L * r
+    key_start = form.key_start
     J, Hz, G = work
     for i in range(L):
         ubar = 0.0

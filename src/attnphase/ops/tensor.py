@@ -9,6 +9,8 @@ from typing import Literal, overload
 
 import torch
 
+from .form import TIED_FORM, AttentionForm
+
 
 def fields(x: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
     """h = x~ Q/sqrt(d) (§1) for tokens x~ (..., n, L, d) and weights Q (..., d, r): (..., n, L, r).
@@ -32,28 +34,42 @@ def back_project(x: torch.Tensor, G: torch.Tensor) -> torch.Tensor:
     return (Gt @ X).transpose(-1, -2) / math.sqrt(d)
 
 
-def logits(h: torch.Tensor, key_start: int = 0) -> torch.Tensor:
-    """Z = h Pi h^T (..., L, L): h h^T when tied (key_start 0), h_Q h_K^T otherwise."""
-    if key_start == 0:
-        return h @ h.transpose(-1, -2)
-    return h[..., :key_start] @ h[..., key_start:].transpose(-1, -2)
+def logits(h: torch.Tensor, form: AttentionForm = TIED_FORM) -> torch.Tensor:
+    """Z = h Pi h^T (..., L, L): h h^T when tied (key_start 0), h_Q h_K^T otherwise; with a
+    causal form -inf above the diagonal."""
+    if form.key_start == 0:
+        z = h @ h.transpose(-1, -2)
+    else:
+        z = h[..., : form.key_start] @ h[..., form.key_start :].transpose(-1, -2)
+    if form.causal:
+        L = z.shape[-1]
+        above = torch.ones(L, L, dtype=torch.bool, device=z.device).triu(1)
+        z = z.masked_fill(above, -torch.inf)
+    return z
 
 
-def attention(h: torch.Tensor, key_start: int = 0) -> torch.Tensor:
+def attention(h: torch.Tensor, form: AttentionForm = TIED_FORM) -> torch.Tensor:
     """S(h) = softmax_row(Z) (eq. 2) for fields h of shape (..., L, r)."""
-    return torch.softmax(logits(h, key_start), dim=-1)
+    return torch.softmax(logits(h, form), dim=-1)
 
 
-def target(hstar: torch.Tensor, omega: float, A: torch.Tensor) -> torch.Tensor:
-    """T(h*) = (1 - omega) softmax_row(h* h*^T) + omega A (eq. 1/16), h* of shape (..., L, t)."""
-    return (1.0 - omega) * attention(hstar) + omega * A
+def target(
+    hstar: torch.Tensor, omega: float, A: torch.Tensor, causal: bool = False
+) -> torch.Tensor:
+    """T(h*) = (1 - omega) softmax_row(h* h*^T) + omega A (eq. 1/16), h* of shape (..., L, t);
+    causal: the teacher's softmax masked (k <= l)."""
+    return (1.0 - omega) * attention(hstar, AttentionForm(0, causal)) + omega * A
 
 
 def loss(
-    h: torch.Tensor, K: torch.Tensor, Cm: torch.Tensor, c: torch.Tensor, key_start: int = 0
+    h: torch.Tensor,
+    K: torch.Tensor,
+    Cm: torch.Tensor,
+    c: torch.Tensor,
+    form: AttentionForm = TIED_FORM,
 ) -> torch.Tensor:
     """g(h) = c - tr(S Cm^T) + 1/2 tr(S K S^T) (§8), shape (...)."""
-    S = attention(h, key_start)
+    S = attention(h, form)
     return c - (S * Cm).sum((-1, -2)) + 0.5 * ((S @ K) * S).sum((-1, -2))
 
 
@@ -71,7 +87,7 @@ def loss_derivatives(
     Cm: torch.Tensor,
     c: torch.Tensor,
     hessian: Literal[True] = ...,
-    key_start: int = ...,
+    form: AttentionForm = ...,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: ...
 
 
@@ -82,7 +98,7 @@ def loss_derivatives(
     Cm: torch.Tensor,
     c: torch.Tensor,
     hessian: Literal[False],
-    key_start: int = ...,
+    form: AttentionForm = ...,
 ) -> tuple[torch.Tensor, torch.Tensor, None]: ...
 
 
@@ -93,7 +109,7 @@ def loss_derivatives(
     Cm: torch.Tensor,
     c: torch.Tensor,
     hessian: bool = ...,
-    key_start: int = ...,
+    form: AttentionForm = ...,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]: ...
 
 
@@ -103,11 +119,12 @@ def loss_derivatives(
     Cm: torch.Tensor,
     c: torch.Tensor,
     hessian: bool = True,
-    key_start: int = 0,
+    form: AttentionForm = TIED_FORM,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """g(h), its gradient (..., L, r) and Hessian (..., L r, L r) (row-major flattening of h),
     by the formulas of `attnphase.ops` (§8)."""
-    S = attention(h, key_start)
+    key_start = form.key_start
+    S = attention(h, form)
     SK = S @ K
     value = c - (S * Cm).sum((-1, -2)) + 0.5 * (SK * S).sum((-1, -2))
     U = SK - Cm

@@ -25,13 +25,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..params import TIED, Untied, Variant, key_start_of
+from ..ops.form import AttentionForm
+from ..params import TIED, Causal, Untied, Variant, key_start_of
 from .algorithm import PROBE, ProxResult
 
 if TYPE_CHECKING:
     import torch
 
 BACKENDS = ("numba", "torch", "closed-form")
+
+
+def attention_form(variant: Variant, width: int) -> AttentionForm:
+    """The form (`attnphase.ops.form`) of a variant's attention on fields of `width` columns:
+    where its key fields start, and whether its mask is causal (`Causal`)."""
+    return AttentionForm(key_start_of(variant, width), isinstance(variant, Causal))
 
 
 def _check(backend: str, w, K, starts, probe: int, variant: Variant) -> str:
@@ -46,16 +53,17 @@ def _check(backend: str, w, K, starts, probe: int, variant: Variant) -> str:
     if tuple(w.shape) != (N, L, r):
         raise ValueError(f"w must have shape {(N, L, r)}, got {tuple(w.shape)}")
     untied = isinstance(variant, Untied)
+    causal = isinstance(variant, Causal)
     if untied and r % 2:
         raise ValueError(f"untied: fields need an even width, got {r}")
     if backend == "numba" and w.device.type != "cpu":
         raise ValueError(f"backend 'numba' runs on the CPU, the fields are on {w.device}")
     if backend == "closed-form":
         eye = K.new_tensor([[1.0, 0.0], [0.0, 1.0]])
-        if untied or (L, r) != (2, 1):
+        if untied or causal or (L, r) != (2, 1):
             raise ValueError(
-                f"backend 'closed-form' serves tied fields with L = 2, r = 1 only, got L = {L}, "
-                f"r = {r}{' untied' if untied else ''}"
+                f"backend 'closed-form' serves tied unmasked fields with L = 2, r = 1 only, got "
+                f"L = {L}, r = {r}{' untied' if untied else ''}{' causal' if causal else ''}"
             )
         if probe > 0:
             raise ValueError("backend 'closed-form' has its analytic starts, no probe: probe=0")
@@ -99,7 +107,6 @@ def global_prox(
         from .batched import global_prox_torch as run
     else:
         from .kernel import global_prox_numba as run
-    key_start = key_start_of(variant, starts.shape[-1])
     return run(
         w,
         Vinv,
@@ -111,7 +118,7 @@ def global_prox(
         n_best=n_best,
         gtol=gtol,
         max_iter=max_iter,
-        key_start=key_start,
+        form=attention_form(variant, starts.shape[-1]),
     )
 
 
@@ -128,7 +135,7 @@ def prox_jacobian(
     (`batched.prox_jacobian`)."""
     from .batched import prox_jacobian as jacobian
 
-    return jacobian(h, Vinv, K, Cm, c, key_start_of(variant, h.shape[-1]))
+    return jacobian(h, Vinv, K, Cm, c, attention_form(variant, h.shape[-1]))
 
 
-__all__ = ["BACKENDS", "PROBE", "ProxResult", "global_prox", "prox_jacobian"]
+__all__ = ["BACKENDS", "PROBE", "ProxResult", "attention_form", "global_prox", "prox_jacobian"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from ..ops.form import TIED_FORM, AttentionForm
 from ..ops.tensor import loss, loss_derivatives
 from .algorithm import ARMIJO, BACKTRACKS, FLOOR, NEWTON_ZONE, XTOL, ProxResult, ball_points
 
@@ -38,11 +39,11 @@ def moreau_objective(
     K: torch.Tensor,
     Cm: torch.Tensor,
     c: torch.Tensor,
-    key_start: int = 0,
+    form: AttentionForm = TIED_FORM,
 ) -> torch.Tensor:
     """F(h) = 1/2 tr((h - w) V^{-1} (h - w)^T) + g(h) (§7.1), shape (...)."""
     d = h - w
-    return 0.5 * ((d @ Vinv) * d).sum((-1, -2)) + loss(h, K, Cm, c, key_start)
+    return 0.5 * ((d @ Vinv) * d).sum((-1, -2)) + loss(h, K, Cm, c, form)
 
 
 def newton(
@@ -55,7 +56,7 @@ def newton(
     *,
     gtol: float = 1e-10,
     max_iter: int = 100,
-    key_start: int = 0,
+    form: AttentionForm = TIED_FORM,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Local minimisers of F from the starts h (N, L, r); returns (h, F, stationary).
 
@@ -68,7 +69,7 @@ def newton(
     h = h.clone()
     metric = block_metric(Vinv, L)
     floor = FLOOR * torch.linalg.eigvalsh(Vinv)[0]
-    fval = moreau_objective(h, w, Vinv, K, Cm, c, key_start)
+    fval = moreau_objective(h, w, Vinv, K, Cm, c, form)
     stationary = torch.zeros(N, dtype=torch.bool, device=h.device)
     active = torch.arange(N, device=h.device)
     for _ in range(max_iter):
@@ -76,7 +77,7 @@ def newton(
             break
         ha, wa = h[active], w[active]
         Ka, Cma, ca = K[active], Cm[active], c[active]
-        _, grad, Hg = loss_derivatives(ha, Ka, Cma, ca, key_start=key_start)
+        _, grad, Hg = loss_derivatives(ha, Ka, Cma, ca, form=form)
         grad = (grad + (ha - wa) @ Vinv).reshape(-1, L * r)
         small = grad.abs().amax(-1) < gtol
         stationary[active[small]] = True
@@ -92,7 +93,7 @@ def newton(
         pure = (lam[:, 0] > floor) & (size < NEWTON_ZONE * scale)
         fa = fval[active]
         cand = ha + step.reshape(-1, L, r)
-        fc = moreau_objective(cand, wa, Vinv, Ka, Cma, ca, key_start)
+        fc = moreau_objective(cand, wa, Vinv, Ka, Cma, ca, form)
         ok = pure | (fc <= fa + ARMIJO * slope)
         t = torch.ones_like(fa)
         retry = torch.nonzero(~ok & ~done).squeeze(-1)
@@ -101,9 +102,7 @@ def newton(
                 break
             t[retry] *= 0.5
             trial = ha[retry] + t[retry, None, None] * step[retry].reshape(-1, L, r)
-            ft = moreau_objective(
-                trial, wa[retry], Vinv, Ka[retry], Cma[retry], ca[retry], key_start
-            )
+            ft = moreau_objective(trial, wa[retry], Vinv, Ka[retry], Cma[retry], ca[retry], form)
             good = ft <= fa[retry] + ARMIJO * t[retry] * slope[retry]
             cand[retry[good]] = trial[good]
             fc[retry[good]] = ft[good]
@@ -116,18 +115,18 @@ def newton(
     return h, fval, stationary
 
 
-def probe_starts(w, Vinv, K, Cm, c, n: int, n_best: int, key_start: int = 0) -> torch.Tensor:
+def probe_starts(
+    w, Vinv, K, Cm, c, n: int, n_best: int, form: AttentionForm = TIED_FORM
+) -> torch.Tensor:
     """The n_best lowest of F at w + R ball_points(n), R^2 = 2 lambda_max(V) g(w); (N, k, L, r)."""
     N, L, r = w.shape
     ball = torch.as_tensor(ball_points(n, L, r), dtype=w.dtype, device=w.device)
     c = torch.as_tensor(c, dtype=w.dtype, device=w.device)
-    g0 = loss(w, K, Cm, c, key_start).clamp_min(0.0)
+    g0 = loss(w, K, Cm, c, form).clamp_min(0.0)
     radius = (2.0 / torch.linalg.eigvalsh(Vinv)[0] * g0).sqrt()
     pts = w.unsqueeze(1) + radius[:, None, None, None] * ball
     cc = c.unsqueeze(-1) if c.dim() else c
-    fp = moreau_objective(
-        pts, w.unsqueeze(1), Vinv, K.unsqueeze(-3), Cm.unsqueeze(-3), cc, key_start
-    )
+    fp = moreau_objective(pts, w.unsqueeze(1), Vinv, K.unsqueeze(-3), Cm.unsqueeze(-3), cc, form)
     idx = fp.topk(min(n_best, n), dim=1, largest=False).indices
     return pts[torch.arange(N, device=w.device)[:, None], idx]
 
@@ -144,12 +143,12 @@ def global_prox_torch(
     n_best: int,
     gtol: float,
     max_iter: int,
-    key_start: int,
+    form: AttentionForm,
 ) -> ProxResult:
     """`attnphase.prox.global_prox` in batched torch operations: Newton from `starts`
     (N, S, L, r) and the probe starts, all at once, lowest F kept."""
     if probe > 0:
-        extra = probe_starts(w, Vinv, K, Cm, c, probe, n_best, key_start)
+        extra = probe_starts(w, Vinv, K, Cm, c, probe, n_best, form)
         starts = torch.cat([starts, extra], dim=1)
     N, S, L, r = starts.shape
     K, Cm, c = (
@@ -165,7 +164,7 @@ def global_prox_torch(
         c,
         gtol=gtol,
         max_iter=max_iter,
-        key_start=key_start,
+        form=form,
     )
     fval = fval.reshape(N, S)
     best = fval.argmin(-1)
@@ -179,12 +178,12 @@ def prox_jacobian(
     K: torch.Tensor,
     Cm: torch.Tensor,
     c: torch.Tensor,
-    key_start: int = 0,
+    form: AttentionForm = TIED_FORM,
 ) -> torch.Tensor:
     """dh_hat/dw at minimisers h (N, L, r) by the implicit-function theorem: (B + H)^{-1} B,
     B = I_L (x) V^{-1}, H the Hessian of g; shape (N, L r, L r)."""
     L = h.shape[-2]
-    _, _, Hg = loss_derivatives(h, K, Cm, c, key_start=key_start)
+    _, _, Hg = loss_derivatives(h, K, Cm, c, form=form)
     assert Hg is not None  # the Hessian is computed by default
     metric = block_metric(Vinv, L)
     return torch.linalg.solve(Hg + metric, metric.expand_as(Hg))

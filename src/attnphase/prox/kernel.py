@@ -2,8 +2,8 @@
 
 The algorithm of `attnphase.prox.algorithm`, problems in parallel (in batches that share one
 scratch `workspace`), on the loss and derivatives of `attnphase.ops.compiled`; the functions of
-F take `key_start` (0: tied fields; r_Q for untied fields h = (h_Q, h_K),
-`attnphase.params.key_start_of`).
+F take the attention's `form` (`attnphase.ops.form.AttentionForm`: where the key fields start,
+whether the mask is causal).
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ from ..ops.compiled import (
     loss_derivatives,
     loss_derivatives_at,
 )
+from ..ops.form import AttentionForm
 from .algorithm import ARMIJO, BACKTRACKS, FLOOR, NEWTON_ZONE, XTOL, ProxResult, ball_points
 
 
 @njit_cached()
-def objective(h, w, Vinv, K, Cm, c, S, key_start):
+def objective(h, w, Vinv, K, Cm, c, S, form):
     """F(h) = g(h) + 1/2 tr((h - w) V^{-1} (h - w)^T) (§7.1), row by row; S is scratch (L x L)."""
     L, r = h.shape
-    attention(h, S, key_start)
+    attention(h, S, form)
     f = c
     for i in range(L):
         f = add_row_loss(f, S, K, Cm, i)
@@ -41,10 +42,10 @@ def objective(h, w, Vinv, K, Cm, c, S, key_start):
 
 
 @njit_cached()
-def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, key_start):
+def derivatives(h, w, Vinv, K, Cm, S, P, grad, H, form):
     """Gradient (L*r) and Hessian (L*r x L*r) of F at h, row-major flattening of h: those of g
     (`attnphase.ops.compiled.loss_derivatives`) plus those of the prior (`add_prior`)."""
-    loss_derivatives(h, K, Cm, S, P, grad, H, key_start)
+    loss_derivatives(h, K, Cm, S, P, grad, H, form)
     add_prior(h, w, Vinv, grad, H)
 
 
@@ -80,16 +81,16 @@ def workspace(L, r):
 
 
 @njit_cached()
-def newton(h, w, Vinv, K, Knz, Cm, c, gtol, max_iter, floor, key_start, work):
+def newton(h, w, Vinv, K, Knz, Cm, c, gtol, max_iter, floor, form, work):
     """Local minimiser of F from h (modified in place); returns (F, stationary). Knz:
     np.nonzero(K); work: a `workspace`."""
     S, P, trial, grad, step, proj, H, hwork = work
     L, r = h.shape
     n = L * r
-    f = objective(h, w, Vinv, K, Cm, c, S, key_start)
+    f = objective(h, w, Vinv, K, Cm, c, S, form)
     for _ in range(max_iter):
         # S holds S(h): the objective was last evaluated at h
-        loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, hwork, key_start)
+        loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, hwork, form)
         add_prior(h, w, Vinv, grad, H)
         gmax = 0.0
         hnorm = 0.0
@@ -123,7 +124,7 @@ def newton(h, w, Vinv, K, Knz, Cm, c, gtol, max_iter, floor, key_start, work):
         for _ls in range(BACKTRACKS + 1):
             for x in range(n):
                 trial[x // r, x % r] = h[x // r, x % r] + t * step[x]
-            ft = objective(trial, w, Vinv, K, Cm, c, S, key_start)
+            ft = objective(trial, w, Vinv, K, Cm, c, S, form)
             if pure or ft <= f + ARMIJO * t * slope:
                 accepted = True
                 break
@@ -159,7 +160,7 @@ def global_prox_kernel(
     n_best,
     gtol,
     max_iter,
-    key_start,
+    form,
     out_h,
     out_f,
     out_start,
@@ -170,7 +171,7 @@ def global_prox_kernel(
     minimiser when g >= 0); the lowest F is kept (outputs written in place; out_start = S + k
     for the k-th probe start).
 
-    K, Cm, c have a leading axis of length N (per problem) or 1 (shared); key_start: the column
+    K, Cm, c have a leading axis of length N (per problem) or 1 (shared); form: the column
     where the key fields start, 0 when tied (`attnphase.ops.compiled`)."""
     N, S_, L, r = starts.shape
     lam = np.linalg.eigvalsh(Vinv)
@@ -195,16 +196,14 @@ def global_prox_kernel(
                     h[:, :] = starts[i, s]
                 else:
                     if s == S_:
-                        g0 = loss(wi, Ki, Cmi, ci, S, key_start)
+                        g0 = loss(wi, Ki, Cmi, ci, S, form)
                         radius = math.sqrt(2.0 * vmax * max(g0, 0.0))
                         for p in range(n_probe):
                             probe_point(h, wi, radius, probe[p])
-                            fp[p] = objective(h, wi, Vinv, Ki, Cmi, ci, S, key_start)
+                            fp[p] = objective(h, wi, Vinv, Ki, Cmi, ci, S, form)
                         order = np.argsort(fp)
                     probe_point(h, wi, radius, probe[order[s - S_]])
-                f, stat = newton(
-                    h, wi, Vinv, Ki, Knz, Cmi, ci, gtol, max_iter, floor, key_start, work
-                )
+                f, stat = newton(h, wi, Vinv, Ki, Knz, Cmi, ci, gtol, max_iter, floor, form, work)
                 if f < best:
                     best = f
                     out_h[i] = h
@@ -225,7 +224,7 @@ def global_prox_numba(
     n_best: int,
     gtol: float,
     max_iter: int,
-    key_start: int,
+    form: AttentionForm,
 ) -> ProxResult:
     """`attnphase.prox.global_prox` on CPU tensors through `global_prox_kernel`."""
     N, S, L, r = starts.shape
@@ -248,7 +247,7 @@ def global_prox_numba(
         n_best,
         gtol,
         max_iter,
-        key_start,
+        form,
         out_h,
         out_f,
         out_s,

@@ -103,8 +103,11 @@ def sample_labels(n: int, L: int, K: int, rho: float, gen: torch.Generator, devi
     return c
 
 
-def targets(x: torch.Tensor, teacher: torch.Tensor, omega: float, A: torch.Tensor) -> torch.Tensor:
-    """y = T(x Q*/sqrt d) x for tokens x [B, n, L, d] and teachers [B, d, t]."""
+def targets(
+    x: torch.Tensor, teacher: torch.Tensor, omega: float, A: torch.Tensor, causal: bool = False
+) -> torch.Tensor:
+    """y = T(x Q*/sqrt d) x for tokens x [B, n, L, d] and teachers [B, d, t]; causal: the
+    teacher's softmax masked (`Causal(target=True)`)."""
     d = x.shape[-1]
     hstar = torch.einsum("bnld,bdt->bnlt", x, teacher) / math.sqrt(d)
-    return target(hstar, omega, A) @ x
+    return target(hstar, omega, A, causal) @ x

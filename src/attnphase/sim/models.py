@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import torch
 
+from ..ops.form import AttentionForm
 from ..ops.tensor import attention, fields
-from ..params import TIED, Mixture, Tied, Untied, Variant
+from ..params import TIED, Causal, Mixture, Tied, Untied, Variant
 
 
 def attention_output(x_pos: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
@@ -44,7 +45,8 @@ class Layout:
     """How the trained weights of one student are packed side by side in a single tensor
     P [B, d, width] (so every optimiser sees one parameter): Q_Q (d x r), then Q_K (d x r) if
     the model's `variant` is `Untied()`, then U and W (d x value_rank each) if value_rank > 0.
-    The tied model (`Tied()`, and `Mixture`: tied query and key) is Layout(r): P = Q.
+    The tied model (`Tied()`, and `Mixture`: tied query and key) is Layout(r): P = Q; with
+    `Causal`, P = Q too, the mask in `form`.
 
     Student (docs/theory.md §10): f(x) = softmax(x~ Q_Q Q_K^T x~^T/d) x~ (I + U W^T/d), with
     Q_K = Q_Q when tied and no value term when value_rank = 0."""
@@ -54,9 +56,10 @@ class Layout:
     value_rank: int = 0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.variant, Tied | Untied | Mixture):
+        if not isinstance(self.variant, Tied | Untied | Mixture | Causal):
             raise ValueError(
-                f"variant must be Tied(), Untied() or a Mixture(...), got {self.variant!r}"
+                "variant must be Tied(), Untied(), a Mixture(...) or Causal(...), got "
+                f"{self.variant!r}"
             )
 
     @property
@@ -65,9 +68,10 @@ class Layout:
         return self.r if isinstance(self.variant, Untied) else 0
 
     @property
-    def key_start(self) -> int:
-        """The column of the key fields in the fields of `attention_weights` (0: tied)."""
-        return self.r if self.key_columns else 0
+    def form(self) -> AttentionForm:
+        """The attention's form on the fields of `attention_weights`: the column of the key
+        fields (0: tied) and the causal mask (`Causal`)."""
+        return AttentionForm(self.r if self.key_columns else 0, isinstance(self.variant, Causal))
 
     @property
     def width(self) -> int:
@@ -91,7 +95,7 @@ class Layout:
 
 def student_map(x_pos: torch.Tensor, P: torch.Tensor, layout: Layout) -> torch.Tensor:
     """softmax(x~ Q_Q Q_K^T x~^T/d), [B, n, L, L]."""
-    return attention(fields(x_pos, layout.attention_weights(P)), layout.key_start)
+    return attention(fields(x_pos, layout.attention_weights(P)), layout.form)
 
 
 def student_output(x_pos: torch.Tensor, P: torch.Tensor, layout: Layout) -> torch.Tensor:

@@ -146,7 +146,7 @@ def draw_training_set(cfg: SimConfig, seeds, dtype, device):
         device,
     )
     A = positional_target(cfg, dtype, device)
-    return teacher, x, targets(x, teacher, cfg.params.omega, A)
+    return teacher, x, targets(x, teacher, cfg.params.omega, A, cfg.params.causal_target)
 
 
 def held_out_set(
@@ -161,7 +161,7 @@ def held_out_set(
     while done < cfg.n_test:
         size = min(chunk, cfg.n_test - done)
         x = draw_tokens(cfg, size, gens, label_gens, means, dtype, device)
-        yield x, targets(x, teacher, cfg.params.omega, A)
+        yield x, targets(x, teacher, cfg.params.omega, A, cfg.params.causal_target)
         done += size
 
 
@@ -194,7 +194,7 @@ class SeedProblem:
         return cls(
             cfg=cfg,
             seed=seed,
-            risk=StructuredRisk.build(x, y, cfg.params.lam),
+            risk=StructuredRisk.build(x, y, cfg.params.lam, cfg.layout),
             teacher=teacher,
             positions=positions,
             directions=directions,

@@ -41,7 +41,8 @@ class SimResult:
     theta >= 0), sorted by teacher overlap |theta| descending: q of the column, its m (one
     number per encoding direction, a number for K = 1) and theta (a number for t = 1);
     cluster_m (clusters >= 2): mu_k^T Q/sqrt(d) for each cluster mean (of (Q_Q + Q_K)/2 when
-    untied), K numbers for r = 1, K x r lists otherwise."""
+    untied), K numbers for r = 1, K x r lists otherwise. mask, target_mask: "causal" for a
+    `Causal` student (and target), "none" otherwise."""
 
     d: int
     n: int
@@ -81,6 +82,8 @@ class SimResult:
     label_correlation: float = 0.0
     cluster_norm: float = 1.0
     cluster_m: list | None = None
+    mask: str = "none"
+    target_mask: str = "none"
 
     def as_dict(self) -> dict:
         return asdict(self)

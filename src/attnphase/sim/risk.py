@@ -67,14 +67,15 @@ class StructuredRisk:
             aw = torch.einsum("bnlk,bkj->bnlj", a, ww)
             K = K + (ac + ac.transpose(-1, -2) + aw @ a.transpose(-1, -2)) / d
             Cm = Cm + b @ a.transpose(-1, -2) / d
-        g = loss(h, K, Cm, self.c, layout.key_start)
+        g = loss(h, K, Cm, self.c, layout.form)
         return g.sum(-1) + penalty(Q, self.lam, layout)
 
     def value_and_gradient(self, Q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """R and grad R = sum_{mu,l} x~_mu,l^T (dg_mu/dh_mu,l)^T/sqrt(d) + lam Q in closed form
-        (§8), for tied weights Q [B, d, r]: ([B], [B, d, r])."""
+        (§8), for tied weights Q [B, d, r] (with the layout's mask): ([B], [B, d, r])."""
+        form = (self.layout or Layout(Q.shape[-1])).form
         h = fields(self.x_pos, Q)
-        g, dg, _ = loss_derivatives(h, self.K, self.Cm, self.c, hessian=False)
+        g, dg, _ = loss_derivatives(h, self.K, self.Cm, self.c, hessian=False, form=form)
         R = g.sum(-1) + 0.5 * self.lam * Q.pow(2).sum((-1, -2))
         return R, back_project(self.x_pos, dg) + self.lam * Q
 

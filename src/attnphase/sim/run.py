@@ -86,6 +86,8 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
         untied=p.untied,
         value_rank=cfg.value_rank,
         **mixture_fields(p),
+        mask=p.mask,
+        target_mask=p.target_mask,
     )
     try:
         rep = minimise(risk, Q0, cfg.optimizer, cfg.lr, cfg.steps, cfg.gtol)

@@ -80,6 +80,8 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "clusters": "integer",
         "label_correlation": "real",
         "cluster_norm": "real",
+        "mask": "name",
+        "target_mask": "name",
         "method": "name",
         "points": "integer",
         "randomisations": "integer",
@@ -111,12 +113,21 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "clusters": "integer",
         "label_correlation": "real",
         "cluster_norm": "real",
+        "mask": "name",
+        "target_mask": "name",
         "seed": "integer",
     },
 }
 MULTI_VALUED = ("order", "matrix", "numbers or none")
 # parameters hashed only when not at these values (see the module docstring)
-_VARIANT_OFF = {"untied": False, "clusters": 1, "label_correlation": 0.0, "cluster_norm": 1.0}
+_VARIANT_OFF = {
+    "untied": False,
+    "clusters": 1,
+    "label_correlation": 0.0,
+    "cluster_norm": 1.0,
+    "mask": "none",
+    "target_mask": "none",
+}
 _HASHED_WHEN_ON = {
     "simulation": {**_VARIANT_OFF, "value_rank": 0},
     "theory": {
@@ -173,6 +184,7 @@ def _defaults(kind: str) -> dict[str, Any]:
     out.update({SIM_MODEL_NAMES.get(k, k): v for k, v in model.items()})
     out["untied"] = ModelParams().untied
     out["clusters"] = 1  # Gaussian tokens (Tied or Untied): no mixture
+    out["mask"] = out["target_mask"] = "none"
     out.update({f.name: f.default for f in dataclasses.fields(Mixture) if f.name != "clusters"})
     out["seed"] = 0
     return {name: out[name] for name in PARAMETERS["simulation"]}
@@ -318,7 +330,14 @@ def _nested_lists(rows) -> list:
 
 def point_variant(p: dict) -> Variant:
     """The variant of a theory or simulation point (`variant_of` its flat options)."""
-    return variant_of(p["untied"], p["clusters"], p["label_correlation"], p["cluster_norm"])
+    return variant_of(
+        p["untied"],
+        p["clusters"],
+        p["label_correlation"],
+        p["cluster_norm"],
+        p["mask"],
+        p["target_mask"],
+    )
 
 
 def theory_method(p: dict) -> Method:
@@ -348,8 +367,8 @@ def _validate_theory(p: dict) -> None:
     """Checks, and puts the model's fields in ModelParams' own normal form (default encodings
     filled in). Options of the other method must stay at their defaults; with clusters = 1 the
     mixture's label_correlation and cluster_norm are stored as their defaults."""
-    from ..theory import BRANCHES
     from ..theory.attention import attention_map
+    from ..theory.branches import BRANCHES
 
     if p["method"] not in THEORY_METHODS:
         raise ValueError(f"method must be one of {THEORY_METHODS}, got {p['method']!r}")

@@ -6,9 +6,10 @@ A map gives the width of the student's field for a rank, the ridge in the field'
 rows of M beyond the positional ones, the symmetries of the student's column space (which frame
 and which column signs a fixed point is reported in), the starts of its branches from the tied
 model's, the branches it has, and what it cannot solve; the ops, the prox and the simulations
-still take the key fields' first column (`params.key_start_of`). `TiedMap` is the paper's map;
-`UntiedMap` has separate query and key columns; `MixtureMap` is the tied map on correlated
-tokens (its mean rows). `attention_map(variant)` is the one place that turns a variant into its
+take the map's form (`prox.attention_form`: the key fields' first column, the causal mask).
+`TiedMap` is the paper's map; `UntiedMap` has separate query and key columns; `MixtureMap` is
+the tied map on correlated tokens (its mean rows); `causal_map.CausalMap` the tied map with a
+causal mask. `attention_map(variant)` is the one place that turns a variant into its
 map.
 """
 
@@ -20,7 +21,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..params import Mixture, ModelParams, Untied, Variant
+from ..params import Causal, Mixture, ModelParams, Untied, Variant
 from .branches import MIXTURE_BRANCH, QMC_BRANCHES
 from .overlaps import MatrixOverlaps
 
@@ -122,7 +123,12 @@ AttentionMap = TiedMap | UntiedMap | MixtureMap
 
 
 def attention_map(variant: Variant) -> AttentionMap:
-    """The attention map of a model variant."""
+    """The attention map of a model variant (a variant in a file of its own is imported
+    here, where it is asked for: it builds on `TiedMap`)."""
+    if isinstance(variant, Causal):
+        from .causal_map import CausalMap
+
+        return CausalMap(variant)
     if isinstance(variant, Untied):
         return UntiedMap()
     if isinstance(variant, Mixture):

@@ -106,16 +106,17 @@ def linear_test_error_qmc(
 ) -> tuple[float, float]:
     """eps_lin of Result 5.1 for any L and teacher rank t (docs/theory.md §7.4), by randomised QMC
     over h*_l iid N(0, rho I_t): sigma^2/2 (1 - omega)^2 (E|S*|^2 - |E S*|^2), S* the teacher's
-    attention. Returns (mean, standard error) over independent scramblings; memoised, since
-    every general solve along a curve needs the same value."""
+    attention (masked for a causal target). Returns (mean, standard error) over independent
+    scramblings; memoised, since every general solve along a curve needs the same value."""
     from ..ops.array import attention
+    from ..ops.form import AttentionForm
     from .qmc.channel import gaussian_points
 
     L, t = p.L, p.teacher_rank
     values = []
     for k in range(randomisations):
         hstar = p.sigma * gaussian_points(points, L * t, seed + k).reshape(-1, L, t)
-        S = attention(hstar)
+        S = attention(hstar, AttentionForm(0, p.causal_target))
         values.append((S * S).sum((-1, -2)).mean() - (S.mean(0) ** 2).sum())
     scale = 0.5 * p.sigma**2 * (1.0 - p.omega) ** 2
     v = scale * np.asarray(values)

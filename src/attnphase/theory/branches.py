@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from .._core.interrupt import PartialInterrupt
 from .._core.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -61,7 +62,8 @@ def follow_branch(
     Until the branch is found every point starts cold; from then on each starts warm from the
     points before it, so past the end of the branch the curve follows the fixed point it ran
     into (`kind` says which). A point that does not converge is reported and the next one
-    starts cold again.
+    starts cold again. Ctrl-C raises `PartialInterrupt` with the points finished so far (in
+    the order of `alphas`).
     """
     order: Iterable[int] = continuation_order(alphas, branch)
     if progress:
@@ -69,9 +71,12 @@ def follow_branch(
     results: dict[int, TheoryResult] = {}
     done: list[TheoryResult] = []
     reached = False  # has this continuation been on the branch yet?
-    for i in order:
-        res = solve_point(alphas[i], done)
-        results[i] = res
-        reached = reached or res.kind == branch_kind(branch)
-        done = done + [res] if res.converged and reached else []
+    try:
+        for i in order:
+            res = solve_point(alphas[i], done)
+            results[i] = res
+            reached = reached or res.kind == branch_kind(branch)
+            done = done + [res] if res.converged and reached else []
+    except KeyboardInterrupt:
+        raise PartialInterrupt([results[i] for i in sorted(results)]) from None
     return [results[i] for i in range(len(alphas))]

@@ -12,6 +12,7 @@ import dataclasses
 import warnings
 from collections.abc import Iterable, Sequence
 
+from .._core.interrupt import PartialInterrupt
 from ..params import ModelParams, check_alpha
 from .branches import BRANCHES
 from .gauss_hermite.engine import exact_curve, solve_exact
@@ -136,15 +137,18 @@ def learning_curves(
     progress: bool = False,
     errors: bool = True,
 ) -> list[TheoryResult]:
-    """`learning_curve` of each branch in turn, concatenated (branch by branch)."""
+    """`learning_curve` of each branch in turn, concatenated (branch by branch); Ctrl-C raises
+    `PartialInterrupt` with every point finished so far."""
     p = params if params is not None else ModelParams()
-    return [
-        r
-        for b in branches
-        for r in learning_curve(
-            alphas, p, branch=b, method=method, progress=progress, errors=errors
-        )
-    ]
+    out: list[TheoryResult] = []
+    for b in branches:
+        try:
+            out += learning_curve(
+                alphas, p, branch=b, method=method, progress=progress, errors=errors
+            )
+        except PartialInterrupt as err:
+            raise PartialInterrupt(out + err.finished) from None
+    return out
 
 
 __all__ = ["BRANCHES", "QMC", "GaussHermite", "learning_curve", "learning_curves", "solve"]

@@ -164,12 +164,19 @@ class GaussHermite:
     def replicas(self) -> range:
         return range(1)
 
+    @property
+    def estimates_errors(self) -> bool:
+        """Whether the change between the two orders measures an error: not when they are
+        equal (it would be 0 whatever the quadrature's error)."""
+        return self.check_order != self.order
+
     def combine(self, values: Sequence[float]) -> tuple[float, float, int]:
         main, check = values
         found = sum(math.isfinite(v) for v in values)
         if not math.isfinite(main):
             return math.nan, math.nan, found
-        return main, abs(main - check) if math.isfinite(check) else math.nan, found
+        known = math.isfinite(check) and self.estimates_errors
+        return main, abs(main - check) if known else math.nan, found
 
     def significant(self, value, error=0.0) -> bool:
         return bool(np.any(np.abs(value) > self.on_branch))

@@ -251,6 +251,8 @@ class TheoryResult:
             points=self.points,
             randomisations=self.randomisations,
         )
+        if p.mask != "none":
+            d.update(mask=p.mask, target_mask=p.target_mask)
         if p.untied and self.values:
             d.update(self._query_key())
         if p.mixture is not None:

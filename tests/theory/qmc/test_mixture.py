@@ -204,7 +204,7 @@ def test_cli_prints_the_mean_overlaps():
 
 def test_library_refuses_what_it_does_not_solve():
     # a mixture with untied query and key: no variant expresses it
-    with pytest.raises(ValueError, match="^variant must be Tied\\(\\), Untied\\(\\) or a Mixture"):
+    with pytest.raises(ValueError, match="^variant must be Tied\\(\\), Untied\\(\\), a Mixture"):
         ModelParams(variant=(Mixture(2), Untied()))
     with pytest.raises(ValueError, match="^clusters: K\\^L = 9\\^2"):
         solve(1.0, ModelParams(variant=Mixture(9)), method=QMC())

@@ -240,7 +240,7 @@ def _solve_with(
     assert rep.aux is not None  # the map's output at an iterate (returned above otherwise)
     hats_, mom = rep.aux
     errors = None
-    if check and rep.converged:
+    if check and rep.converged and method.estimates_errors:
         at_check = GaussHermiteMap(alpha, p, ladder.check, estimator, pinned)
         crep = iterate_checked(
             at_check, rep.x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw
@@ -289,7 +289,8 @@ def solve_exact(
     (docs/theory.md §3), solved cold (damped iterations at a coarse order first); explicit overlaps
     are solved directly with Anderson acceleration, on `branch`'s invariant manifold
     (`pinned_overlaps`; "custom" pins nothing). check: every number's error is its change
-    when the fixed point is re-solved at the method's check order (warm, from the first)."""
+    when the fixed point is re-solved at the method's check order (warm, from the first); NaN
+    when the two orders are equal (`GaussHermite.estimates_errors`)."""
     if start is None:
         if branch not in INITIAL_OVERLAPS:
             raise ValueError(

@@ -25,8 +25,8 @@ from scipy.stats import norm, qmc
 
 from ..._core.device import torch_device
 from ...ops.array import sym_sqrt
-from ...params import TIED, Mixture, Untied, Variant, key_start_of
-from ...prox import PROBE, global_prox
+from ...params import TIED, Causal, Mixture, Untied, Variant
+from ...prox import PROBE, attention_form, global_prox
 from ..overlaps import MatrixMoments, MatrixOverlaps, teacher_covariance
 from .mixture import label_law, mixture_encodings
 
@@ -65,6 +65,7 @@ class QMCChannel:
             mixture.check_length(L)
         self.L, self.r, self.t, self.variant = L, r, t, variant
         self.mixture = mixture
+        self.causal_target = isinstance(variant, Causal) and variant.target
         self.z = gaussian_points(n, L * (r + t), seed).reshape(-1, L, r + t)
         copies = 1 if mixture is None else mixture.clusters**L
         z = np.tile(self.z, (copies, 1, 1))  # copy s of every point has label sequence s
@@ -174,7 +175,7 @@ class QMCChannel:
         xi, y = self._xi, self._y
         enc = self._encodings_on_device(C)
         w, hstar = self._fields(o, enc, sigma)
-        T = target(hstar, omega, dev(A))
+        T = target(hstar, omega, dev(A), self.causal_target)
         cst = 0.5 * s2 * (T * T).sum((-1, -2))
         L = self.L
         Vinv = np.linalg.inv(o.V)
@@ -205,7 +206,7 @@ class QMCChannel:
         score = xi @ dev(sym_sqrt(o.q, -0.5)) - y @ dev(gamma_isqrt @ o.theta @ np.linalg.inv(o.q))
         Mc = env - cst  # a function of h* alone integrates to zero against the score
         wt = self._weights  # the points' weights (label law / points)
-        key = key_start_of(self.variant, self.r)
+        form = attention_form(self.variant, self.r)
 
         def host(x: torch.Tensor) -> np.ndarray:
             return x.cpu().numpy()
@@ -216,8 +217,8 @@ class QMCChannel:
             yf=host(torch.einsum("n,nlt,nlr->tr", wt, y, f)),
             fxi=host(torch.einsum("n,nlr,nls->rs", wt, f, xi)),
             M=float(wt @ env),
-            ell_prox=float(0.5 * s2 * wt @ ((attention(h, key) - T) ** 2).sum((-1, -2))),
-            ell_free=float(0.5 * s2 * wt @ ((attention(w, key) - T) ** 2).sum((-1, -2))),
+            ell_prox=float(0.5 * s2 * wt @ ((attention(h, form) - T) ** 2).sum((-1, -2))),
+            ell_free=float(0.5 * s2 * wt @ ((attention(w, form) - T) ** 2).sum((-1, -2))),
         )
 
     def _encodings_on_device(self, C: np.ndarray) -> torch.Tensor:

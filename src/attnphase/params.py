@@ -142,6 +142,11 @@ def as_encodings(value, L: int) -> tuple[tuple[float, ...], ...]:
         )
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"encodings must have finite entries, got {value!r}")
+    if np.abs(arr).max() > MAX_ENTRY:
+        raise ValueError(
+            f"encodings entries must lie in [-{MAX_ENTRY:g}, {MAX_ENTRY:g}] (positions are of "
+            f"order one; the logits grow like their square), got {np.abs(arr).max():g}"
+        )
     return tuple(tuple(float(x) for x in row) for row in arr)
 
 
@@ -280,6 +285,11 @@ class ModelParams:
     def __post_init__(self) -> None:
         object.__setattr__(self, "omega", check_unit_interval("omega", self.omega))
         object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        if self.sigma > MAX_ENTRY:
+            raise ValueError(
+                f"sigma must be <= {MAX_ENTRY:g} (the teacher's logits grow like sigma^2 and "
+                f"overflow the channel's integrals), got {self.sigma:g}"
+            )
         object.__setattr__(self, "lam", check_nonnegative("lam", self.lam))
         object.__setattr__(self, "A", as_square_matrix("A", self.A))
         object.__setattr__(self, "rank", check_int("rank", self.rank))

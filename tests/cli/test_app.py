@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -667,3 +668,63 @@ def test_a_refusal_loads_no_heavy_library(args):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stderr.startswith("error: --"), out.stderr
     assert out.stdout.strip() == "2 []"
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["theory", "--sigma", "1e300"], "--sigma: sigma must be <= 1e+06"),
+        (["gamp", "--sigma", "1e200"], "--sigma: sigma must be <= 1e+06"),
+        (["scaling", "--sigma", "1e300"], "--sigma: sigma must be <= 1e+06"),
+        (["simulate", "--sigma", "1e7"], "--sigma: sigma must be <= 1e+06"),
+        (["theory", "--encoding", "1e300,-1e300"], "--encoding: encodings entries must lie in"),
+        (["scaling", "--time-limit", "inf"], "--time-limit must be a finite number > 0"),
+    ],
+)
+def test_scales_that_overflow_are_refused_naming_the_option(args, message):
+    """Every model scale has a bound below overflow (ModelParams holds it, so every command and
+    the library share it), and every limit must be finite."""
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2
+    assert res.output.strip().startswith("error: " + message), res.output
+
+
+@pytest.mark.parametrize(
+    "args,option",
+    [
+        (["theory", "--alpha", "0.1:2:100000"], "--alpha"),
+        (["transition", "--method", "scan", "--num", "1000000"], "--num"),
+        (["transition", "--engine", "qmc", "--num", "100000"], "--num"),
+    ],
+)
+def test_requests_of_many_hours_are_refused_with_their_estimate(args, option):
+    """The estimate is the fixed points asked for times a measured curve point's cost
+    (`cli.theory.request_seconds`); over REFUSE_SECONDS (3 h) the request is refused before any
+    work, naming the option that sized it."""
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2
+    assert re.match(rf"error: {option}: \d+ fixed points take roughly [\d.e+]+ h", res.output)
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["theory", "--points", "1024"], "--points: applies to --engine qmc, not gauss-hermite"),
+        (["theory", "--device", "cpu"], "--device: applies to --engine qmc, not gauss-hermite"),
+        (["theory", "--engine", "qmc", "--order", "32,12"], "--order: applies to --engine"),
+        (["transition", "--engine", "qmc", "--check-order", "24,8"], "--check-order: applies"),
+        (["transition", "--method", "scan", "--store", "s.sqlite"], "--store: applies to the"),
+        (["transition", "--engine", "qmc", "--lines", "alpha_c"], "--lines: applies to the"),
+        (["transition", "--num", "30"], "--num: applies to a scan; this run follows the lines"),
+        (["landscape", "--method", "dense", "--probes", "10"], "--probes: applies to --method"),
+    ],
+)
+def test_an_option_the_run_would_ignore_is_refused(args, message, tmp_path, monkeypatch):
+    """An option given on the command line that the chosen engine or approach does not use is
+    refused (exit 2, nothing written), whatever its value: the check asks click whether the
+    option was given, not whether it differs from its default."""
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2
+    assert res.output.strip().startswith("error: " + message), res.output
+    assert list(tmp_path.iterdir()) == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, NoReturn, TypeVar
 
@@ -73,6 +73,21 @@ def usage(err: ValueError, options: dict[str, str] | None = None) -> UsageError:
     name = head.rstrip(":").lstrip("-")
     option = (options or {}).get(name, "--" + name.replace("_", "-"))
     return UsageError(f"{option}: {rest}" if head.endswith(":") else f"{option}: {text}")
+
+
+def given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option of parameter `name` was given (on the command line or through its
+    environment variable) rather than left at its default."""
+    source = ctx.get_parameter_source(name)  # typer's own copy of click's ParameterSource
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def refuse_ignored(ctx: typer.Context, names: Sequence[str], why: str) -> None:
+    """UsageError naming the first option of `names` (parameter names) that was given although
+    this run would ignore it (`why`, the reason, ends the line)."""
+    for name in names:
+        if given(ctx, name):
+            raise UsageError(f"--{name.replace('_', '-')}: {why}")
 
 
 def check_cluster_options(clusters: int, label_correlation: float, cluster_norm: float) -> None:

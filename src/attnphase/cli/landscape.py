@@ -29,6 +29,7 @@ from .common import (
     parse_alphas,
     parse_values,
     plot_failed,
+    refuse_ignored,
     show_progress,
     usage,
 )
@@ -57,6 +58,7 @@ def parse_starts(text: str) -> list[float]:
 
 @app.command()
 def landscape(
+    ctx: typer.Context,
     d: Annotated[int, typer.Option(help="dimension d (>= 2)")] = 1000,
     alpha: AlphaOpt = "2",
     omega: OmegaOpt = 0.3,
@@ -94,6 +96,8 @@ def landscape(
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         if method not in METHODS:
             raise UsageError(f"--method must be one of {METHODS}, got {method!r}")
+        if method == "dense":
+            refuse_ignored(ctx, ("probes",), "applies to --method hutchinson, not dense")
         try:
             check_dimension(d)
             check_int("seeds", seeds)

@@ -127,8 +127,10 @@ def scaling(
             )
         except ValueError as err:
             raise usage(err) from None
-        if time_limit is not None and not time_limit > 0:
-            raise UsageError(f"--time-limit must be > 0 seconds, got {time_limit}")
+        if time_limit is not None and not 0 < time_limit < float("inf"):
+            raise UsageError(
+                f"--time-limit must be a finite number > 0 of seconds, got {time_limit}"
+            )
         if workers < 1:
             raise UsageError(f"--workers must be >= 1, got {workers}")
         if plot is not None:

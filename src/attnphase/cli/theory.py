@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -48,6 +49,7 @@ from .common import (
     parse_alphas,
     parse_order,
     plot_failed,
+    refuse_ignored,
     show_progress,
     usage,
 )
@@ -140,6 +142,16 @@ def method_for(
     return method
 
 
+def ignored_by(ctx: typer.Context, method: Method, orders: Sequence[str] = ("order",)) -> None:
+    """UsageError for an option of the other engine: --points, --randomisations and --device
+    under Gauss-Hermite, the `orders` options under QMC."""
+    if method.name == GaussHermite.name:
+        qmc = ("points", "randomisations", "device")
+        refuse_ignored(ctx, qmc, f"applies to --engine {QMC.name}, not {GaussHermite.name}")
+    else:
+        refuse_ignored(ctx, orders, f"applies to --engine {GaussHermite.name}, not {QMC.name}")
+
+
 def _duration(p: ModelParams, method: Method) -> str:
     return (
         f"one fixed point at rank {p.rank}, L = {p.L} takes roughly "
@@ -148,15 +160,46 @@ def _duration(p: ModelParams, method: Method) -> str:
     )
 
 
-def warn_duration(p: ModelParams, method: Method) -> None:
-    """One line on stderr when a QMC fixed point is estimated to take over WARN_SECONDS (those
-    over REFUSE_SECONDS are refused by `method_for`); call it once the input is checked."""
-    if method.seconds(p) > WARN_SECONDS:
+# a point of a warm-started curve against `Method.seconds`' cold fixed point, measured on 2
+# cores: Gauss-Hermite 0.64 s against 2.6 s (L = 2, 24 alphas x 2 branches, default order); QMC
+# 6.3 s against 131 s (a scan of 24 alphas x 2 branches, L = 2 causal, 4 x 4096 points)
+WARM_FRACTION = {GaussHermite.name: 0.25, QMC.name: 0.05}
+
+
+def request_seconds(p: ModelParams, method: Method, points: int) -> float:
+    """The estimated duration of `points` fixed points along curves (the first of each cold)."""
+    return method.seconds(p) * (1 + WARM_FRACTION[method.name] * max(points - 1, 0))
+
+
+def check_request(p: ModelParams, method: Method, points: int, option: str) -> None:
+    """UsageError naming `option` when `points` fixed points are estimated to take over
+    REFUSE_SECONDS (`request_seconds`)."""
+    seconds = request_seconds(p, method, points)
+    if seconds > REFUSE_SECONDS:
+        raise UsageError(
+            f"{option}: {points} fixed points take roughly {seconds / 3600:.3g} h (about "
+            f"{method.seconds(p) * WARM_FRACTION[method.name]:.2g} s each); ask for fewer"
+        )
+
+
+def warn_duration(p: ModelParams, method: Method, points: int = 1) -> None:
+    """One line on stderr when the request (`points` fixed points) is estimated to take over
+    WARN_SECONDS (those over REFUSE_SECONDS are refused by `method_for` and `check_request`);
+    call it once the input is checked."""
+    seconds = request_seconds(p, method, points)
+    if points == 1 and seconds > WARN_SECONDS:
         typer.secho(f"warning: {_duration(p, method)}", err=True, fg="yellow")
+    elif seconds > WARN_SECONDS:
+        typer.secho(
+            f"warning: {points} fixed points take roughly {seconds / 60:.3g} min",
+            err=True,
+            fg="yellow",
+        )
 
 
 @app.command()
 def theory(
+    ctx: typer.Context,
     alpha: AlphaOpt = "0.1:2:20",
     omega: OmegaOpt = 0.3,
     sigma: SigmaOpt = 0.5,
@@ -221,6 +264,7 @@ def theory(
             raise usage(err) from None
         mixture = p.mixture
         method = method_for(engine, p, orders, points, randomisations, device=device)
+        ignored_by(ctx, method)
         if not p.is_tied_gaussian and stability:
             raise UsageError(
                 "--stability: measured for the tied model only, not with --untied or --clusters"
@@ -240,9 +284,11 @@ def theory(
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         if plot is not None:
             check_outputs({"--plot": figure_files(plot)}, {})
+        n_branches = 3 if branch == "all" else 1
+        check_request(p, method, len(alphas) * n_branches, "--alpha")
     except UsageError as err:
         fail(err)
-    warn_duration(p, method)
+    warn_duration(p, method, len(alphas) * (3 if branch == "all" else 1))
     from ..theory import learning_curves
     from ..validity.stability import learning_curves_with_stability
 

@@ -34,11 +34,20 @@ from .common import (
     parse_order,
     parse_values,
     plot_failed,
+    refuse_ignored,
     show_progress,
     usage,
 )
 from .tables import FORMATS, render
-from .theory import EngineOpt, PointsOpt, RandomisationsOpt, method_for, warn_duration
+from .theory import (
+    EngineOpt,
+    PointsOpt,
+    RandomisationsOpt,
+    check_request,
+    ignored_by,
+    method_for,
+    warn_duration,
+)
 
 ValuesOpt = Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")]
 TABLE_COLUMNS = [*VALUE_COLUMNS, "status"]
@@ -67,6 +76,7 @@ def _varied(omega: str, sigma: str, lam: str) -> tuple[str, list[float], dict[st
 
 @app.command()
 def transition(
+    ctx: typer.Context,
     omega: ValuesOpt = "0.3",
     sigma: ValuesOpt = "0.5",
     lam: ValuesOpt = "0.01",
@@ -146,6 +156,18 @@ def transition(
             )
         if num < 3:
             raise UsageError(f"--num must be >= 3, got {num}")
+        ignored_by(ctx, integration, ("order", "check_order"))
+        scanned = method == "scan" or (method == "auto" and integration.averages_replicas)
+        if scanned:  # two branches at num alphas for every value
+            check_request(p, integration, 2 * num * len(values), "--num")
+            refuse_ignored(
+                ctx,
+                ("store", "lines", "workers", "scheduler"),
+                "applies to the continuation of the lines; this run scans (--method scan, or "
+                "auto with --engine qmc), which follows no line and stores nothing",
+            )
+        else:
+            refuse_ignored(ctx, ("num",), "applies to a scan; this run follows the lines")
         names = list(LINES) if lines == "all" else parse_list(lines, "--lines", str)
         if not set(names) <= set(LINES):
             raise UsageError(f"--lines must be all or a list of {','.join(LINES)}, got {lines!r}")

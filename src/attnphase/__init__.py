@@ -19,8 +19,12 @@ Everything else lives in the subpackages (`attnphase.theory`, `attnphase.sim`,
 
 from typing import TYPE_CHECKING
 
-from ._core.lazy import lazy_getattr
-from .params import STANDARD_A, Causal, Mixture, ModelParams, Tied, Untied
+from ._core.threads import size_thread_pools
+
+size_thread_pools()  # before numpy, torch and numba load their pools
+
+from ._core.lazy import lazy_getattr  # noqa: E402
+from .params import STANDARD_A, Causal, Mixture, ModelParams, Tied, Untied  # noqa: E402
 
 if TYPE_CHECKING:
     from .gamp import run_gamp

@@ -728,3 +728,38 @@ def test_an_option_the_run_would_ignore_is_refused(args, message, tmp_path, monk
     assert res.exit_code == 2
     assert res.output.strip().startswith("error: " + message), res.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_help_lists_every_command_once_in_order_with_one_line_each():
+    from attnphase.cli.help import COMMANDS
+
+    res = runner.invoke(app, ["--help"], env={"COLUMNS": "120"})
+    listed = [
+        line.split()[1]
+        for line in res.output.splitlines()
+        if line.startswith("│ ") and len(line.split()) > 2 and line.split()[1] in COMMANDS
+    ]
+    assert listed == list(COMMANDS)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["theory", "transition", "scaling", "simulate", "gamp", "sweep", "trust", "landscape"]
+    + ["outcomes", "histogram", "figure", "demo"],
+)
+def test_every_help_example_parses(name):
+    """Each example of a command's --help names options that exist, with values of their type
+    (click parses them without running the command)."""
+    import shlex
+
+    import typer.main
+
+    from attnphase.cli.help import COMMANDS
+
+    group = typer.main.get_command(app)
+    command = group.commands[name]
+    for example in COMMANDS[name][1]:
+        argv = shlex.split(example)[2:]
+        command.make_context(name, argv)
+    res = runner.invoke(app, [name, "--help"], env={"COLUMNS": "200"})
+    assert "Examples:" in res.output and COMMANDS[name][1][0] in res.output

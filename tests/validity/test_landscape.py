@@ -142,7 +142,8 @@ def test_spread_and_figure_treat_q_and_minus_q_as_one_minimum(tmp_path):
 
 def test_structured_curvature_is_the_autodiff_hessian(end_point):
     """The dense H and one HVP (chain rule through the fields, per-sample field Hessians) equal
-    torch.autograd.functional.hessian / forward-over-reverse of the whole risk: measured
+    torch.autograd.functional.hessian / reverse-over-reverse of the whole risk (not forward
+    mode, whose first use makes torch script its decompositions, a deprecated call): measured
     2e-15 relative; asserted 1e-11 (any error in the chain rule or the per-sample loss is
     O(1))."""
     data, Q, curv = end_point
@@ -150,8 +151,9 @@ def test_structured_curvature_is_the_autodiff_hessian(end_point):
     H_ref = full.reshape(curv.size, curv.size).numpy()
     assert np.abs(curv.dense() - H_ref).max() <= 1e-11 * np.abs(H_ref).max()
     v = torch.randn(Q.shape, generator=torch.Generator().manual_seed(1), dtype=Q.dtype)
-    grad = torch.func.grad(lambda W: data.risk(W[None])[0])
-    ref = torch.func.jvp(grad, (Q,), (v,))[1]
+    W = Q.detach().clone().requires_grad_(True)
+    (g,) = torch.autograd.grad(data.risk(W[None])[0], W, create_graph=True)
+    (ref,) = torch.autograd.grad((g * v).sum(), W)
     assert float((curv.hvp(v) - ref).norm() / ref.norm()) <= 1e-11
 
 

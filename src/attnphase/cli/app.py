@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 from .. import __version__
 from .._core.interrupt import Interrupted, sigterm_as_interrupt
 from .common import SETTINGS
+from .help import COMMANDS
 
 # the click that typer runs on (its own copy in recent versions): its exceptions' module, found
 # through the one exception typer exports
@@ -57,7 +58,13 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 class OneLineErrors(TyperGroup):
     """A typer group whose usage errors are one line (`one_line`) and whose interrupt (Ctrl-C
-    outside a command's own handling) is one line too."""
+    outside a command's own handling) is one line too; `--help` lists the commands in the order
+    of `help.COMMANDS`."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        order = list(COMMANDS)
+        return sorted(names, key=lambda n: order.index(n) if n in order else len(order))
 
     def main(  # type: ignore[override]
         self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any

@@ -18,13 +18,14 @@ from .common import (
     show_progress,
     usage,
 )
+from .help import command_help
 from .histogram import HISTOGRAM_COLUMNS
 from .tables import render
 from .theory import THEORY_COLUMNS
 from .transition import TABLE_COLUMNS as TRANSITION_COLUMNS
 
 
-@app.command()
+@app.command(**command_help("figure"))
 def figure(
     name: Annotated[
         str,
@@ -84,7 +85,7 @@ TABLE_COLUMNS = {
 }
 
 
-@app.command()
+@app.command(**command_help("demo"))
 def demo(
     out: Annotated[Path, typer.Option(help="output directory")] = Path("results"),
     num: Annotated[int, typer.Option(help="number of alpha points in [0.1, 2] (>= 2)")] = 20,

@@ -32,6 +32,7 @@ from .common import (
     show_progress,
     usage,
 )
+from .help import command_help
 from .tables import FORMATS, render
 
 GAMP_COLUMNS = [
@@ -66,7 +67,7 @@ TRACE_COLUMNS = [
 ]
 
 
-@app.command()
+@app.command(**command_help("gamp"))
 def gamp(
     d: Annotated[int, typer.Option(help="dimension d (>= 2)")] = 1000,
     alpha: AlphaOpt = "1.5",

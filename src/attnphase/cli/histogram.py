@@ -10,6 +10,7 @@ import typer
 
 from .app import app
 from .common import FormatOpt, UsageError, check_outputs, fail, plot_failed, show_progress, usage
+from .help import command_help
 from .tables import FORMATS, render
 
 HISTOGRAM_COLUMNS = [
@@ -27,7 +28,7 @@ HISTOGRAM_COLUMNS = [
 ]
 
 
-@app.command()
+@app.command(**command_help("histogram"))
 def histogram(
     runs: Annotated[int | None, typer.Option(help="runs per model [10; quick 3]")] = None,
     epochs: Annotated[int | None, typer.Option(help="maximum Adam epochs [20; quick 6]")] = None,

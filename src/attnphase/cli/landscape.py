@@ -33,6 +33,7 @@ from .common import (
     show_progress,
     usage,
 )
+from .help import command_help
 from .tables import FORMATS, render
 
 LANDSCAPE_COLUMNS = [
@@ -56,7 +57,7 @@ def parse_starts(text: str) -> list[float]:
     return parse_values(text, "--start-overlap", lambda v: check_unit_interval("start_overlap", v))
 
 
-@app.command()
+@app.command(**command_help("landscape"))
 def landscape(
     ctx: typer.Context,
     d: Annotated[int, typer.Option(help="dimension d (>= 2)")] = 1000,

@@ -26,6 +26,7 @@ from .common import (
     plot_failed,
     usage,
 )
+from .help import command_help
 from .tables import FORMATS, render
 
 TABLE_COLUMNS = [
@@ -41,7 +42,7 @@ TABLE_COLUMNS = [
 ]
 
 
-@app.command()
+@app.command(**command_help("outcomes"))
 def outcomes(
     alpha: Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")] = "0.5:3:11",
     runs: Annotated[int, typer.Option(help="runs per alpha (seeds 0..runs-1)")] = 50,

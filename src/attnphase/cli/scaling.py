@@ -25,6 +25,7 @@ from .common import (
     show_progress,
     usage,
 )
+from .help import command_help
 from .tables import FORMATS, render
 from .trust import parse_omegas
 
@@ -65,7 +66,7 @@ def parse_families(text: str) -> list[str]:
     return families
 
 
-@app.command()
+@app.command(**command_help("scaling"))
 def scaling(
     L: Annotated[str, typer.Option("--L", help="sequence lengths: value, list or start:stop")] = (
         "2:8"

@@ -39,6 +39,7 @@ from .common import (
     show_progress,
     usage,
 )
+from .help import command_help
 from .tables import FORMATS, render, to_frame
 
 SIM_COLUMNS = [
@@ -70,7 +71,7 @@ def sim_columns(p: ModelParams, value_rank: int) -> list[str]:
     return SIM_COLUMNS[:-3] + extra + SIM_COLUMNS[-3:]
 
 
-@app.command()
+@app.command(**command_help("simulate"))
 def simulate(
     d: Annotated[int, typer.Option(help="dimension d (>= 1)")] = 1000,
     alpha: AlphaOpt = "0.5:2:7",

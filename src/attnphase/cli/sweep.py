@@ -18,6 +18,7 @@ from .common import (
     show_progress,
     usage,
 )
+from .help import command_help
 from .tables import FORMATS, render
 
 _PARAGRAPHS = (
@@ -40,7 +41,7 @@ _PARAGRAPHS = (
 )
 
 
-@app.command(help="\n\n".join(_PARAGRAPHS))
+@app.command(help="\n\n".join(_PARAGRAPHS), **command_help("sweep"))
 def sweep(
     kind: Annotated[str, typer.Option(help="theory|simulation")] = "theory",
     grid: Annotated[

@@ -53,6 +53,7 @@ from .common import (
     show_progress,
     usage,
 )
+from .help import command_help
 from .tables import FORMATS, render, to_frame
 
 THEORY_COLUMNS = [
@@ -197,7 +198,7 @@ def warn_duration(p: ModelParams, method: Method, points: int = 1) -> None:
         )
 
 
-@app.command()
+@app.command(**command_help("theory"))
 def theory(
     ctx: typer.Context,
     alpha: AlphaOpt = "0.1:2:20",
@@ -212,7 +213,8 @@ def theory(
     branch: Annotated[
         str,
         typer.Option(
-            help="semantic|positional|trivial|mixed (general, r >= 2)|clustered (--clusters)|all"
+            help="semantic, positional, trivial, mixed (qmc, rank >= 2), clustered "
+            "(--clusters) or all"
         ),
     ] = "all",
     order: Annotated[str, typer.Option(help="l2: Gauss-Hermite orders n_xi,n_y")] = ",".join(

@@ -38,6 +38,7 @@ from .common import (
     show_progress,
     usage,
 )
+from .help import command_help
 from .tables import FORMATS, render
 from .theory import (
     EngineOpt,
@@ -74,7 +75,7 @@ def _varied(omega: str, sigma: str, lam: str) -> tuple[str, list[float], dict[st
     return varied, parsed[varied], {k: v[0] for k, v in parsed.items() if k != varied}
 
 
-@app.command()
+@app.command(**command_help("transition"))
 def transition(
     ctx: typer.Context,
     omega: ValuesOpt = "0.3",
@@ -110,7 +111,8 @@ def transition(
     lines: Annotated[
         str,
         typer.Option(
-            help="continuation: some of " + ",".join(LINES) + ", or all (the spinodals cost "
+            help="continuation: some of " + ", ".join(LINES) + " (comma-separated), or all "
+            "(the spinodals cost "
             "2-3 times the two transitions)"
         ),
     ] = "alpha_c,alpha_l",

@@ -30,6 +30,7 @@ from .common import (
     show_progress,
     usage,
 )
+from .help import command_help
 from .tables import FORMATS, render
 
 TRUST_COLUMNS = [
@@ -55,7 +56,7 @@ def parse_omegas(text: str) -> list[float]:
     return parse_values(text, "--omega", lambda v: check_unit_interval("omega", v))
 
 
-@app.command()
+@app.command(**command_help("trust"))
 def trust(
     alpha: AlphaOpt = "0.3:2:8",
     omega: Annotated[str, typer.Option(help="values in [0, 1]: value, list or start:stop:num")] = (

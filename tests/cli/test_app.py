@@ -763,3 +763,26 @@ def test_every_help_example_parses(name):
         command.make_context(name, argv)
     res = runner.invoke(app, [name, "--help"], env={"COLUMNS": "200"})
     assert "Examples:" in res.output and COMMANDS[name][1][0] in res.output
+
+
+@pytest.mark.parametrize(
+    "module,function,args,kept",
+    [
+        ("attnphase.histogram", "run_histogram", ["histogram", "--quick"], "checkpointed in"),
+        ("attnphase.paper.demo", "run_demo", ["demo"], "stored point are kept in"),
+    ],
+)
+def test_an_interrupt_names_what_was_kept(module, function, args, kept, tmp_path, monkeypatch):
+    """Ctrl-C in a long command: exit 130 and one line saying where the finished work is and
+    that the same command resumes (not a bare "interrupted")."""
+    import importlib
+
+    def interrupted(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib.import_module(module), function, interrupted)
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["--quiet", *args])
+    assert res.exit_code == 130
+    line = res.stderr.strip().splitlines()[-1]
+    assert line.startswith("interrupted: ") and kept in line and "resume" in line

@@ -173,3 +173,22 @@ def test_qmc_lines_through_a_store_equal_the_in_process_lines(tmp_path):
     assert row["alpha_c"] == pytest.approx(pt.alpha, rel=1e-9)
     assert row["alpha_c_err"] == pytest.approx(pt.alpha_err, rel=1e-6)
     assert 0 < row["alpha_c_err"] < 0.2  # two scramblings of 256 points: a spread, not zero
+
+
+def test_an_interrupt_says_how_many_line_points_the_store_keeps(tmp_path, monkeypatch):
+    """Ctrl-C anywhere in the continuation (here in the first scan for the starts, in this
+    process) ends with one line counting the line points stored, not with the runner's generic
+    count of segments or a traceback."""
+    from attnphase._core.interrupt import Interrupted
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(line_table, "line_starts", interrupted)
+    store = tmp_path / "lines.sqlite"
+    with pytest.raises(Interrupted, match=r"^0 of 6 line points stored in .*lines\.sqlite; rerun"):
+        line_table.stored_lines(
+            ModelParams(), [0.2, 0.3, 0.4], parameter="omega", names=("alpha_c", "alpha_l"),
+            store=store,
+            backend="serial", workers=1,
+        )  # fmt: skip

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from .._core.interrupt import Interrupted
 from .app import app
 from .common import (
     UsageError,
@@ -113,6 +114,11 @@ def demo(
 
     try:
         run_demo(out, full=full, num=num, progress=show_progress(), report=show)
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"the stages finished (printed above) and every stored point are kept in {out}; "
+            "the same command resumes"
+        ) from None
     except (CheckpointError, SweepError) as err:
         fail(err)
     except OSError as err:

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from .._core.interrupt import Interrupted
 from .app import app
 from .common import FormatOpt, UsageError, check_outputs, fail, plot_failed, show_progress, usage
 from .help import command_help
@@ -98,6 +99,11 @@ def histogram(
             result = run_histogram(cfg, checkpoint, device, progress=show_progress())
         except (CheckpointError, FloatingPointError) as err:
             raise UsageError(str(err)) from None
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"the training done so far is checkpointed in {checkpoint}; the same command "
+                "resumes from it"
+            ) from None
     except UsageError as err:
         fail(err)
     typer.echo(render(result.summaries(), format, HISTOGRAM_COLUMNS))

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._core.interrupt import Interrupted
 from .._core.progress import progress_bar
 from ..params import ModelParams
 from ..sweep.backends import check_backend
@@ -240,40 +241,55 @@ def stored_lines(
             )
             return {name: _start_from(name, rec[name]) for name in LINES}
 
-        i0 = _start_index(values, p, parameter)
-        tasks = []
-        with progress_bar(total=len(setups), desc="scans for the starts", enabled=progress) as bar:
-            for setup in setups:
-                found = scan(setup, values[i0])
-                starts = {name: (i0, found[name]) for name in names}
-                for i in (0, len(values) - 1):
-                    if i != i0 and any(isinstance(st, str) for _, st in starts.values()):
-                        more = scan(setup, values[i])
-                        for name, (_, st) in list(starts.items()):
-                            if isinstance(st, str) and not isinstance(more[name], str):
-                                starts[name] = (i, more[name])
-                tasks += [
-                    {
-                        "setup": setup.key(),
-                        "line": name,
-                        "values": seg,
-                        "start": _start_record(name, start),
-                        "store": str(store),
-                    }
-                    for name, (i, start) in starts.items()
-                    for seg in _segments(values, i)
-                ]
-                bar.update()
-        segments = run_points(
-            [(point_id(SEGMENT_KIND, task), SEGMENT_KIND, task) for task in tasks],
-            run_segment,
-            store=None,
-            backend=backend,
-            workers=workers,
-            scheduler=scheduler,
-            progress=progress,
-            desc="transition line segments",
-        )
+        try:
+            i0 = _start_index(values, p, parameter)
+            tasks = []
+            with progress_bar(
+                total=len(setups), desc="scans for the starts", enabled=progress
+            ) as bar:
+                for setup in setups:
+                    found = scan(setup, values[i0])
+                    starts = {name: (i0, found[name]) for name in names}
+                    for i in (0, len(values) - 1):
+                        if i != i0 and any(isinstance(st, str) for _, st in starts.values()):
+                            more = scan(setup, values[i])
+                            for name, (_, st) in list(starts.items()):
+                                if isinstance(st, str) and not isinstance(more[name], str):
+                                    starts[name] = (i, more[name])
+                    tasks += [
+                        {
+                            "setup": setup.key(),
+                            "line": name,
+                            "values": seg,
+                            "start": _start_record(name, start),
+                            "store": str(store),
+                        }
+                        for name, (i, start) in starts.items()
+                        for seg in _segments(values, i)
+                    ]
+                    bar.update()
+            segments = run_points(
+                [(point_id(SEGMENT_KIND, task), SEGMENT_KIND, task) for task in tasks],
+                run_segment,
+                store=None,
+                backend=backend,
+                workers=workers,
+                scheduler=scheduler,
+                progress=progress,
+                desc="transition line segments",
+            )
+        except (KeyboardInterrupt, Interrupted):
+            total = len(setups) * len(names) * len(values)
+            stored = sum(
+                session.db.result(setup.point_id(name, v)) is not None
+                for setup in setups
+                for name in names
+                for v in values
+            )
+            raise Interrupted(
+                f"{stored} of {total} line points stored in {store}; rerun the same command to "
+                "resume"
+            ) from None
         errors = [error for status, _, error in segments.outcomes.values() if status != "ok"]
         if errors:
             raise StoreError(f"{len(errors)} line segment(s) failed; first: {errors[0]}")

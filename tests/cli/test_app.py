@@ -786,3 +786,12 @@ def test_an_interrupt_names_what_was_kept(module, function, args, kept, tmp_path
     assert res.exit_code == 130
     line = res.stderr.strip().splitlines()[-1]
     assert line.startswith("interrupted: ") and kept in line and "resume" in line
+
+
+@pytest.mark.parametrize("command", ["gamp", "trust", "simulate"])
+def test_data_beyond_the_memory_is_refused_before_any_work(command):
+    """The data set's size is checked with the options (SimConfig's memory estimate at the
+    largest alpha), so a huge --d is one line naming it, not a traceback or an error row."""
+    res = runner.invoke(app, [command, "--d", "5000000"])
+    assert res.exit_code == 2
+    assert re.match(r"error: --d: d = 5000000 with n = \d+ training .* needs about", res.output)

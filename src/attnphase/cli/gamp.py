@@ -116,6 +116,9 @@ def gamp(
             damping = check_damping(DEFAULT_DAMPING if damping is None else damping)
             for one in inits:
                 check_init(one, d, p.rank)
+            from ..sim import SimConfig
+
+            SimConfig(params=p, d=d, alpha=max(alphas))  # the data's memory, before any work
         except ValueError as err:
             raise usage(err, {"max_iter": "--max-iter"}) from None
         if plot is not None:

@@ -105,6 +105,10 @@ def trust(
             check_int("gamp_max_iter", gamp_max_iter)
             QMC(points, randomisations)  # a power of two, >= 2; scramblings >= 1
             check_int("n_test", n_test)
+            from ..sim import SimConfig
+
+            # the simulations' memory at the largest alpha, before any work
+            SimConfig(params=p, d=d, alpha=max(alphas), n_test=n_test)
         except ValueError as err:
             raise usage(err) from None
         if store is not None:

@@ -223,6 +223,13 @@ def theory(
     points: PointsOpt = DEFAULT_POINTS,
     randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,
     device: DeviceOpt = "cpu",
+    precision: Annotated[
+        float | None,
+        typer.Option(
+            help="solve again with finer integration (QMC points doubled, Gauss-Hermite order "
+            "raised) until every error is at most this fraction of its number"
+        ),
+    ] = None,
     format: FormatOpt = "table",
     plot: Annotated[Path | None, typer.Option(help="write the Fig. 2 learning curves here")] = None,
     stability: Annotated[
@@ -284,6 +291,15 @@ def theory(
             )
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        if precision is not None:
+            from ..theory.precision import check_precision
+
+            try:
+                check_precision(precision)
+            except ValueError as err:
+                raise usage(err) from None
+            if stability:
+                raise UsageError("--precision: not with --stability (measured once, at the end)")
         if plot is not None:
             check_outputs({"--plot": figure_files(plot)}, {})
         n_branches = 3 if branch == "all" else 1
@@ -295,7 +311,6 @@ def theory(
     from ..validity.stability import learning_curves_with_stability
 
     branches = ["semantic", "positional", "trivial"] if branch == "all" else [branch]
-    curve_fn = learning_curves_with_stability if stability else learning_curves
     columns = THEORY_COLUMNS + (STABILITY_COLUMNS if stability else [])
     columns += UNTIED_COLUMNS if p.untied else []
     columns += MIXTURE_COLUMNS if mixture is not None else []
@@ -303,7 +318,14 @@ def theory(
     records: list[dict] = []
     try:
         for b in branches:  # branch by branch, so that an interrupt keeps the finished ones
-            curves = curve_fn(alphas, p, [b], method=method, progress=show_progress())
+            if stability:
+                curves = learning_curves_with_stability(
+                    alphas, p, [b], method=method, progress=show_progress()
+                )
+            else:
+                curves = learning_curves(
+                    alphas, p, [b], method=method, progress=show_progress(), precision=precision
+                )
             records += [r.as_dict() for r in curves]
     except KeyboardInterrupt as err:
         records += [r.as_dict() for r in getattr(err, "finished", [])]

@@ -18,6 +18,7 @@ from .branches import BRANCHES
 from .gauss_hermite.engine import exact_curve, solve_exact
 from .method import QMC, GaussHermite, Method, resolve_method
 from .overlaps import MatrixOverlaps
+from .precision import refine
 from .qmc.engine import qmc_curve, solve_qmc
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
 
@@ -59,6 +60,7 @@ def solve(
     tol: float | None = None,
     strict: bool = False,
     errors: bool = True,
+    precision: float | None = None,
 ) -> TheoryResult:
     """One fixed point of the state evolution at sample complexity alpha.
 
@@ -73,18 +75,38 @@ def solve(
     re-solved at `check_order`, warm from the fixed point; QMC: the standard error over
     scramblings, always); errors=False skips the Gauss-Hermite re-solve (errors NaN).
     Non-convergence: converged=False and a NonConvergenceWarning, or ConvergenceError if strict.
+    precision: solved again with finer integration until every checked error is at most this
+    fraction of its number (`theory.precision`), the method given being the first rung.
     """
     alpha = check_alpha(alpha)
     p = params if params is not None else ModelParams()
     m = _with_tol(resolve_method(method, p), tol)
     label = _check_branch(branch, start)
     if isinstance(m, GaussHermite):
-        return solve_exact(alpha, p, start, label, m, strict=strict, check=errors)
-    if start is not None and not isinstance(start, MatrixOverlaps):
-        raise ValueError(f"start: QMC starts from MatrixOverlaps, got {type(start).__name__}")
-    res = solve_qmc(alpha, p, start, label, m)
-    _warn_unconverged(res, strict)
-    return res
+
+        def one(method: Method) -> list[TheoryResult]:
+            assert isinstance(method, GaussHermite)
+            return [solve_exact(alpha, p, start, label, method, strict=strict, check=errors)]
+
+    else:
+        if start is not None and not isinstance(start, MatrixOverlaps):
+            raise ValueError(f"start: QMC starts from MatrixOverlaps, got {type(start).__name__}")
+
+        def one(method: Method) -> list[TheoryResult]:
+            assert isinstance(method, QMC)
+            res = solve_qmc(alpha, p, start, label, method)
+            _warn_unconverged(res, strict)
+            return [res]
+
+    if precision is None:
+        return one(m)[0]
+    _check_precision_errors(m, errors)
+    return refine(one, m, precision)[0]
+
+
+def _check_precision_errors(m: Method, errors: bool) -> None:
+    if isinstance(m, GaussHermite) and not errors:
+        raise ValueError("precision: needs the errors (errors=True), which it is checked on")
 
 
 def solve_cold(alpha: float, p: ModelParams, branch: str, method: Method) -> TheoryResult:
@@ -105,6 +127,7 @@ def learning_curve(
     tol: float | None = None,
     progress: bool = False,
     errors: bool = True,
+    precision: float | None = None,
 ) -> list[TheoryResult]:
     """Follow one branch along alpha with warm starts; results in the order of `alphas`.
 
@@ -112,7 +135,8 @@ def learning_curve(
     decreasing for the semantic branch); until it is found every point starts cold, then each
     starts from the previous one, so past the end of the branch the curve follows the fixed
     point it ran into (`kind` says which). QMC curves keep the same points and prox warm
-    starts throughout (common random numbers). errors: as in `solve`.
+    starts throughout (common random numbers). errors, precision: as in `solve` (the whole
+    curve solved again with finer integration until every point meets the precision).
     """
     alist = [check_alpha(a) for a in alphas]
     if not alist:
@@ -120,12 +144,20 @@ def learning_curve(
     p = params if params is not None else ModelParams()
     m = _with_tol(resolve_method(method, p), tol)
     _check_branch(branch, None)
-    if isinstance(m, GaussHermite):
-        return exact_curve(alist, p, branch, m, progress=progress, check=errors)
-    curve = qmc_curve(alist, p, branch, m, progress=progress)
-    for res in curve:
-        _warn_unconverged(res)
-    return curve
+
+    def curve(method: Method) -> list[TheoryResult]:
+        if isinstance(method, GaussHermite):
+            return exact_curve(alist, p, branch, method, progress=progress, check=errors)
+        assert isinstance(method, QMC)
+        points = qmc_curve(alist, p, branch, method, progress=progress)
+        for res in points:
+            _warn_unconverged(res)
+        return points
+
+    if precision is None:
+        return curve(m)
+    _check_precision_errors(m, errors)
+    return refine(curve, m, precision)
 
 
 def learning_curves(
@@ -136,6 +168,7 @@ def learning_curves(
     method: Method | str = "auto",
     progress: bool = False,
     errors: bool = True,
+    precision: float | None = None,
 ) -> list[TheoryResult]:
     """`learning_curve` of each branch in turn, concatenated (branch by branch); Ctrl-C raises
     `PartialInterrupt` with every point finished so far."""
@@ -144,7 +177,13 @@ def learning_curves(
     for b in branches:
         try:
             out += learning_curve(
-                alphas, p, branch=b, method=method, progress=progress, errors=errors
+                alphas,
+                p,
+                branch=b,
+                method=method,
+                progress=progress,
+                errors=errors,
+                precision=precision,
             )
         except PartialInterrupt as err:
             raise PartialInterrupt(out + err.finished) from None

@@ -795,3 +795,27 @@ def test_data_beyond_the_memory_is_refused_before_any_work(command):
     res = runner.invoke(app, [command, "--d", "5000000"])
     assert res.exit_code == 2
     assert re.match(r"error: --d: d = 5000000 with n = \d+ training .* needs about", res.output)
+
+
+def test_a_global_option_after_the_command_says_where_it_goes():
+    res = runner.invoke(app, ["theory", "-q"])
+    assert res.exit_code == 2
+    assert res.output.strip() == (
+        "error: -q: an option of attnphase itself, given before the command "
+        "(attnphase -q COMMAND ...)"
+    )
+
+
+def test_results_that_cannot_be_written_exit_1_with_one_line():
+    """Standard output on a full disk: not exit 0 with the results lost, nor a traceback."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("needs /dev/full")
+    args = ["-q", "theory", "--alpha", "1", "--branch", "positional", "--order", "16,8"]
+    with open("/dev/full", "w") as full:
+        out = subprocess.run(
+            [sys.executable, "-m", "attnphase", *args], stdout=full, stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stderr.strip().startswith("error: the results could not be written")
+    assert "Traceback" not in out.stderr

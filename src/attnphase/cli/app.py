@@ -4,10 +4,12 @@ value) as one line `error: --option: ...`, exit code 2, like the commands' own c
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -20,6 +22,9 @@ from .help import COMMANDS
 # the click that typer runs on (its own copy in recent versions): its exceptions' module, found
 # through the one exception typer exports
 errors = sys.modules[typer.BadParameter.__module__]
+
+
+GLOBAL_OPTIONS = ("-q", "--quiet", "--progress", "--version")
 
 
 def _option_name(param: Any) -> str:
@@ -38,6 +43,11 @@ def _did_you_mean(possibilities: Sequence[str] | None) -> str:
 def one_line(err: Any) -> str:
     """click's usage error as `--option: what is wrong` on one line."""
     if isinstance(err, errors.NoSuchOption):
+        if err.option_name in GLOBAL_OPTIONS:
+            return (
+                f"{err.option_name}: an option of attnphase itself, given before the command "
+                f"(attnphase {err.option_name} COMMAND ...)"
+            )
         return f"{err.option_name}: no such option{_did_you_mean(err.possibilities)}"
     if isinstance(err, errors.MissingParameter):
         return f"{_option_name(err.param)}: missing (required)"
@@ -54,6 +64,23 @@ def one_line(err: Any) -> str:
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A Python warning as one readable line on stderr: `warning: message`."""
     typer.secho(f"warning: {' '.join(str(message).split())}", err=True, fg="yellow")
+
+
+# standard output that cannot take the results: a closed pipe, a full disk, a closed descriptor
+OUTPUT_ERRORS = (errno.EPIPE, errno.ENOSPC, errno.EBADF)
+
+
+def _output_failed(err: OSError) -> NoReturn:
+    """One line on stderr and exit 1 when the results could not be written to standard output
+    (standard output is then replaced by /dev/null, so that Python's exit flush stays quiet)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    typer.secho(
+        f"error: the results could not be written to standard output ({err.strerror}); "
+        "write them where there is room (--format csv > FILE)",
+        err=True,
+        fg="red",
+    )
+    sys.exit(1)
 
 
 class OneLineErrors(TyperGroup):
@@ -89,8 +116,16 @@ class OneLineErrors(TyperGroup):
         except typer.Abort:
             typer.secho("interrupted", err=True, fg="red")
             sys.exit(130)
+        except OSError as err:
+            if err.errno not in OUTPUT_ERRORS:
+                raise
+            _output_failed(err)
         if code == 130:
             typer.secho("interrupted", err=True, fg="red")
+        try:
+            sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+        except OSError as err:
+            _output_failed(err)
         sys.exit(code if isinstance(code, int) else 0)
 
 

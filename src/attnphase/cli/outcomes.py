@@ -46,7 +46,7 @@ TABLE_COLUMNS = [
 def outcomes(
     alpha: Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")] = "0.5:3:11",
     runs: Annotated[int, typer.Option(help="runs per alpha (seeds 0..runs-1)")] = 50,
-    d: Annotated[int, typer.Option(help="dimension d (>= 1)")] = 500,
+    d: Annotated[int, typer.Option(help="dimension d (>= 2)")] = 500,
     init: Annotated[str, typer.Option(help="start of the runs: random|semantic|positional")] = (
         "random"
     ),

@@ -73,7 +73,7 @@ def sim_columns(p: ModelParams, value_rank: int) -> list[str]:
 
 @app.command(**command_help("simulate"))
 def simulate(
-    d: Annotated[int, typer.Option(help="dimension d (>= 1)")] = 1000,
+    d: Annotated[int, typer.Option(help="dimension d (>= 2)")] = 1000,
     alpha: AlphaOpt = "0.5:2:7",
     omega: OmegaOpt = 0.3,
     sigma: SigmaOpt = 0.5,

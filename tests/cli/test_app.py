@@ -819,3 +819,22 @@ def test_results_that_cannot_be_written_exit_1_with_one_line():
     assert out.returncode == 1
     assert out.stderr.strip().startswith("error: the results could not be written")
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize(
+    "args,option",
+    [
+        (["sweep", "--dask-workers", "1000", "--grid", "alpha=1"], "--dask-workers"),
+        (["simulate", "--workers", "9"], "--workers"),
+        (["transition", "--workers", "9"], "--workers"),
+        (["scaling", "--workers", "9"], "--workers"),
+        (["outcomes", "--workers", "9"], "--workers"),
+    ],
+)
+def test_more_local_workers_than_the_cores_can_carry_are_refused(args, option, monkeypatch):
+    """At most 4 local worker processes a usable core (2 here, through ATTNPHASE_THREADS): a
+    thousand Dask workers on 2 cores is one line, not a hang."""
+    monkeypatch.setenv("ATTNPHASE_THREADS", "2")
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2
+    assert res.output.startswith(f"error: {option}: ") and "at most 8" in res.output

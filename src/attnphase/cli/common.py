@@ -75,6 +75,27 @@ def usage(err: ValueError, options: dict[str, str] | None = None) -> UsageError:
     return UsageError(f"{option}: {rest}" if head.endswith(":") else f"{option}: {text}")
 
 
+# local worker processes per usable core: each loads numpy, scipy and torch (a few hundred MB)
+# and beyond a few per core they only wait for one another
+WORKERS_PER_CORE = 4
+
+
+def check_workers(option: str, workers: int) -> None:
+    """UsageError naming `option` for fewer than 1 local worker process, or more than
+    WORKERS_PER_CORE per core this process may use (`attnphase._core.threads.usable_cores`)."""
+    from .._core.threads import usable_cores
+
+    if workers < 1:
+        raise UsageError(f"{option} must be >= 1, got {workers}")
+    cores = usable_cores()
+    if workers > WORKERS_PER_CORE * cores:
+        raise UsageError(
+            f"{option}: {workers} local processes on {cores} usable core(s); at most "
+            f"{WORKERS_PER_CORE * cores} ({WORKERS_PER_CORE} a core: each loads the numerical "
+            "libraries, and more only wait for one another)"
+        )
+
+
 def given(ctx: typer.Context, name: str) -> bool:
     """Whether the option of parameter `name` was given (on the command line or through its
     environment variable) rather than left at its default."""

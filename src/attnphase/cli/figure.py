@@ -14,6 +14,7 @@ from .common import (
     UsageError,
     check_outputs,
     check_store_option,
+    check_workers,
     fail,
     figure_files,
     show_progress,
@@ -48,8 +49,7 @@ def figure(
     try:
         if name not in (*FIGURES, "all"):
             raise UsageError(f"NAME must be one of {(*FIGURES, 'all')}, got {name!r}")
-        if workers < 1:
-            raise UsageError(f"--workers must be >= 1, got {workers}")
+        check_workers("--workers", workers)
         files = [
             path
             for stem in output_stems(name)

@@ -19,6 +19,7 @@ from .common import (
     UsageError,
     check_outputs,
     check_store_option,
+    check_workers,
     fail,
     figure_files,
     parse_alphas,
@@ -82,8 +83,7 @@ def outcomes(
         alphas = parse_alphas(alpha)
         if runs < 1:
             raise UsageError(f"--runs must be >= 1, got {runs}")
-        if workers < 1:
-            raise UsageError(f"--workers must be >= 1, got {workers}")
+        check_workers("--workers", workers)
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         try:

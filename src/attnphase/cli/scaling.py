@@ -18,6 +18,7 @@ from .common import (
     check_outputs,
     check_scheduler_option,
     check_store_option,
+    check_workers,
     distinct,
     fail,
     parse_list,
@@ -132,8 +133,7 @@ def scaling(
             raise UsageError(
                 f"--time-limit must be a finite number > 0 of seconds, got {time_limit}"
             )
-        if workers < 1:
-            raise UsageError(f"--workers must be >= 1, got {workers}")
+        check_workers("--workers", workers)
         if plot is not None:
             files = [plot / FILES["table"], plot / FILES["figure"]]
             pdf = files[1].with_suffix(".pdf")

@@ -31,6 +31,7 @@ from .common import (
     build_params,
     check_cluster_options,
     check_outputs,
+    check_workers,
     fail,
     figure_files,
     parse_alphas,
@@ -127,9 +128,10 @@ def simulate(
         inits = parse_list(init, "--init", str)
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
-        for name, value in (("--seeds", seeds), ("--workers", workers), ("--threads", threads)):
+        for name, value in (("--seeds", seeds), ("--threads", threads)):
             if value < 1:
                 raise UsageError(f"{name} must be >= 1, got {value}")
+        check_workers("--workers", workers)
         check_cluster_options(clusters, label_correlation, cluster_norm)
         try:
             p = replace(

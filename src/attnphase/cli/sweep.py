@@ -14,6 +14,7 @@ from .common import (
     UsageError,
     check_scheduler_option,
     check_store_option,
+    check_workers,
     fail,
     show_progress,
     usage,
@@ -80,10 +81,11 @@ def sweep(
     try:
         if kind not in KINDS:
             raise UsageError(f"--kind must be one of {KINDS}, got {kind!r}")
-        if workers < 1:
-            raise UsageError(f"--workers must be >= 1, got {workers}")
+        check_workers("--workers", workers)
         if dask_workers < 0:
             raise UsageError(f"--dask-workers must be >= 0, got {dask_workers}")
+        if dask_workers > 0:
+            check_workers("--dask-workers", dask_workers)
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         try:

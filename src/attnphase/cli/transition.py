@@ -28,6 +28,7 @@ from .common import (
     check_outputs,
     check_scheduler_option,
     check_store_option,
+    check_workers,
     fail,
     figure_files,
     parse_list,
@@ -173,8 +174,7 @@ def transition(
         names = list(LINES) if lines == "all" else parse_list(lines, "--lines", str)
         if not set(names) <= set(LINES):
             raise UsageError(f"--lines must be all or a list of {','.join(LINES)}, got {lines!r}")
-        if workers < 1:
-            raise UsageError(f"--workers must be >= 1, got {workers}")
+        check_workers("--workers", workers)
         check_outputs({"--plot": figure_files(plot) if plot else []}, {})
         if store is not None:
             check_store_option(store)

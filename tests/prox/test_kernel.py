@@ -138,3 +138,30 @@ def test_untied_prox_refuses_an_odd_field_width():
             w[:, None],
             variant=UNTIED,
         )
+
+
+def test_the_kernel_called_per_slice_gives_every_bit_of_one_call(monkeypatch):
+    """global_prox_numba calls the kernel on slices of the problems (so that Ctrl-C is seen
+    between calls): slices of 7 give exactly the numbers of one call over all 40, with K, Cm,
+    c per problem and shared."""
+    import torch
+
+    from attnphase.prox import kernel
+
+    g = torch.Generator().manual_seed(5)
+    N, L, r = 40, 3, 1
+    w = torch.randn(N, L, r, generator=g, dtype=torch.float64)
+    Vinv = torch.eye(r, dtype=torch.float64) / 2
+    Cm = 0.25 * torch.softmax(torch.randn(N, L, L, generator=g, dtype=torch.float64), -1)
+    c = torch.rand(N, generator=g, dtype=torch.float64)
+    starts = torch.stack([w, torch.zeros_like(w)], 1)
+    for K in (0.25 * torch.eye(L, dtype=torch.float64), 0.25 * torch.eye(L).expand(N, L, L)):
+        args = (w, Vinv, K.double(), Cm, c, starts)
+        kw = dict(probe=16, n_best=2, gtol=1e-10, max_iter=100, form=attention_form(TIED, r))
+        whole = kernel.global_prox_numba(*args, **kw)
+        monkeypatch.setattr(kernel, "CALL_WORK", 7 * (L * r) ** 2)
+        monkeypatch.setattr(kernel, "CALL_MIN", 1)
+        sliced = kernel.global_prox_numba(*args, **kw)
+        monkeypatch.undo()
+        for name in ("h", "envelope", "start", "stationary"):
+            assert torch.equal(getattr(whole, name), getattr(sliced, name)), name

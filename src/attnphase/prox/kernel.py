@@ -148,6 +148,12 @@ def probe_point(h, w, radius, point):
 _CHUNK = 32  # problems per task of the parallel loop; they share one workspace
 
 
+# problems per kernel call: CALL_WORK / (L r)^2, at least CALL_MIN (16,384 at L r = 2, 455 at
+# L r = 12: well under a second a call on 2 cores)
+CALL_WORK = 2**16
+CALL_MIN = 256
+
+
 @njit_cached(parallel=True)
 def global_prox_kernel(
     w,
@@ -236,22 +242,32 @@ def global_prox_numba(
     out_f = np.empty(N)
     out_s = np.empty(N, dtype=np.int64)
     out_ok = np.empty(N, dtype=np.bool_)
-    global_prox_kernel(
-        arr(w, (N, L, r)),
-        arr(Vinv, (r, r)),
-        arr(K, (-1, L, L)),
-        arr(Cm, (-1, L, L)),
-        arr(c, (-1,)),
-        arr(starts, (N, S, L, r)),
-        ball_points(probe, L, r),
-        n_best,
-        gtol,
-        max_iter,
-        form,
-        out_h,
-        out_f,
-        out_s,
-        out_ok,
-    )
+    w_, starts_ = arr(w, (N, L, r)), arr(starts, (N, S, L, r))
+    K_, Cm_, c_ = arr(K, (-1, L, L)), arr(Cm, (-1, L, L)), arr(c, (-1,))
+    Vinv_, points = arr(Vinv, (r, r)), ball_points(probe, L, r)
+    # one call per slice of the problems, so that Ctrl-C is seen between calls (a call cannot
+    # be interrupted: at L = 12 one over every point of a scrambling took 35 s)
+    step = max(CALL_MIN, CALL_WORK // (L * r) ** 2)
+    for a in range(0, N, step):
+        part = slice(a, min(N, a + step))
+
+        K_part, Cm_part, c_part = (x[part] if x.shape[0] > 1 else x for x in (K_, Cm_, c_))
+        global_prox_kernel(  # K, Cm, c per problem are sliced, shared ones passed whole
+            w_[part],
+            Vinv_,
+            K_part,
+            Cm_part,
+            c_part,
+            starts_[part],
+            points,
+            n_best,
+            gtol,
+            max_iter,
+            form,
+            out_h[part],
+            out_f[part],
+            out_s[part],
+            out_ok[part],
+        )
     t = torch.from_numpy
     return ProxResult(t(out_h), t(out_f), t(out_s), t(out_ok))

@@ -838,3 +838,11 @@ def test_more_local_workers_than_the_cores_can_carry_are_refused(args, option, m
     res = runner.invoke(app, args)
     assert res.exit_code == 2
     assert res.output.startswith(f"error: {option}: ") and "at most 8" in res.output
+
+
+def test_histogram_plot_is_a_folder_not_a_file_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["histogram", "--plot", "h.png"])
+    assert res.exit_code == 2
+    assert res.output.startswith("error: --plot: a folder for the task's two figures")
+    assert list(tmp_path.iterdir()) == []

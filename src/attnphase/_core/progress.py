@@ -18,12 +18,15 @@ class _Lines(io.TextIOBase):
 
     def __init__(self, stream):
         self._stream = stream
+        self._last = ""
 
     def write(self, text: str) -> int:
         line = text.replace("\r", "").strip()
-        if line:
+        count = line.split("[")[0]  # the bar and its count, without time, rate and postfix
+        if line and count != self._last:  # the closing refresh repeats the last count
             self._stream.write(line + "\n")
             self._stream.flush()
+            self._last = count
         return len(text)
 
 
@@ -44,7 +47,29 @@ def progress_bar(
         return tqdm(iterable, total=total, disable=True)
     if sys.stderr.isatty():
         return tqdm(iterable, total=total, desc=desc, unit=unit, **options)
-    return tqdm(
+
+    class Lines(tqdm):
+        """A first line once the run has lasted DELAY_SECONDS, then one every LINE_SECONDS
+        (tqdm's own pacing would wait LINE_SECONDS for the first); a postfix waits for the
+        next line (tqdm would print one at every change)."""
+
+        first_shown = False
+
+        def update(self, n=1):
+            shown = super().update(n)
+            if not self.first_shown and self._time() - self.start_t >= DELAY_SECONDS:
+                self.first_shown = True
+                self.refresh()
+                self.last_print_t = self._time()  # the next line LINE_SECONDS on; shown
+            return shown
+
+        def set_postfix(self, ordered_dict=None, refresh=True, **kwargs):
+            super().set_postfix(ordered_dict, refresh=False, **kwargs)
+
+        def set_postfix_str(self, s="", refresh=True):
+            super().set_postfix_str(s, refresh=False)
+
+    return Lines(
         iterable,
         total=total,
         desc=desc,

@@ -69,6 +69,11 @@ def histogram(
             if not torch.cuda.is_available():
                 raise UsageError("--device cuda: CUDA is not available on this machine")
         if plot is not None:  # first: the default checkpoint folder lies inside it
+            if plot.suffix.lower() in FIGURE_SUFFIXES:
+                raise UsageError(
+                    f"--plot: a folder for the task's two figures (histogram_attention, "
+                    f"histogram_training), got the file name {str(plot)!r}"
+                )
             check_outputs({"--plot": _figure_files(plot)}, {"--plot": [plot]})
         if checkpoint is None:
             checkpoint = (plot if plot is not None else Path(".")) / "histogram-checkpoints"
@@ -115,6 +120,9 @@ def histogram(
             training_figure(result, plot / "histogram_training.png")
         except (OSError, ValueError) as err:
             plot_failed(err)
+
+
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".eps")
 
 
 def _figure_files(plot: Path) -> list[Path]:

@@ -21,6 +21,7 @@ import sqlite3
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ _SCHEMA = {
 _COLUMNS = {t: {c.split()[0] for c in cols.split(", ")} for t, cols in _SCHEMA.items()}
 _LEGACY_COLUMNS = {"run_id", "kind", "params", "result", "status", "error"}
 BUSY_TIMEOUT = 60.0  # seconds a write waits for another run's transaction
+BUSY_POLL = 2.0  # seconds between the tries of a write's lock, the first wait said in a warning
 
 DONE, BUSY, CLAIMED = "done", "busy", "claimed"
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -51,6 +53,10 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 class SweepError(RuntimeError):
     """A sweep cannot run: its store or its backend is unusable (the CLI exits with code 2)."""
+
+
+class StoreWaitWarning(UserWarning):
+    """A write waits for the lock another process holds on the store."""
 
 
 class StoreError(SweepError):
@@ -192,11 +198,42 @@ class ResultStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _begin(self) -> None:
+        """BEGIN IMMEDIATE, tried every BUSY_POLL seconds while another process holds the
+        write lock: the first wait is said (a StoreWaitWarning), and after BUSY_TIMEOUT a
+        StoreError names the store."""
+        self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_POLL * 1000)}")
+        waited, said = 0.0, False
+        try:
+            while True:
+                try:
+                    self._db.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as err:
+                    if "locked" not in str(err) and "busy" not in str(err):
+                        raise
+                waited += BUSY_POLL
+                if waited >= BUSY_TIMEOUT:
+                    raise StoreError(
+                        f"{self.path}: locked by another process for {BUSY_TIMEOUT:g} s; "
+                        "rerun when it is done"
+                    )
+                if not said:
+                    warnings.warn(
+                        f"{self.path}: waiting for another process's lock on the store "
+                        f"(at most {BUSY_TIMEOUT:g} s)",
+                        StoreWaitWarning,
+                        stacklevel=4,
+                    )
+                    said = True
+        finally:
+            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One IMMEDIATE transaction (the write lock is taken at BEGIN)."""
+        """One IMMEDIATE transaction (the write lock is taken at BEGIN, `_begin`)."""
         try:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._begin()
             try:
                 yield self._db
             except BaseException:

@@ -58,6 +58,15 @@ def check_nonnegative(name: str, value: float) -> float:
     return x
 
 
+def check_damping(damping: float) -> float:
+    """A damping (the weight of the old iterate, `attnphase.theory.iterate`) in [0, 1);
+    ValueError naming `damping` otherwise."""
+    x = check_finite("damping", damping)
+    if not 0.0 <= x < 1.0:
+        raise ValueError(f"damping must be in [0, 1), got {damping!r}")
+    return x
+
+
 def check_int(name: str, value, minimum: int = 1) -> int:
     """Return value as int, or raise ValueError naming the parameter unless it is an integer
     >= minimum (bools are not integers here)."""

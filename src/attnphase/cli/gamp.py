@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..params import check_dimension, check_int
+from ..params import check_damping, check_dimension, check_int
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -108,12 +108,11 @@ def gamp(
             inits = parse_list(init, "--init", str)
             check_int("seeds", seeds)
             check_int("max_iter", max_iter)
-            if damping is not None and not 0.0 <= damping < 1.0:
-                raise ValueError(f"damping must be in [0, 1), got {damping!r}")
+            damping = None if damping is None else check_damping(damping)
             # torch, numba: once the options that need neither pass
-            from ..gamp.algorithm import DEFAULT_DAMPING, check_damping, check_init
+            from ..gamp.algorithm import DEFAULT_DAMPING, check_init
 
-            damping = check_damping(DEFAULT_DAMPING if damping is None else damping)
+            damping = DEFAULT_DAMPING if damping is None else damping
             for one in inits:
                 check_init(one, d, p.rank)
             from ..sim import SimConfig

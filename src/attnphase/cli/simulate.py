@@ -42,6 +42,7 @@ from .common import (
 )
 from .help import command_help
 from .tables import FORMATS, render, to_frame
+from .theory import MASK_COLUMNS
 
 SIM_COLUMNS = [
     "alpha",
@@ -68,7 +69,7 @@ def sim_columns(p: ModelParams, value_rank: int) -> list[str]:
     extra += ["value_norm"] if value_rank > 0 else []
     extra += COLUMN_COLUMNS if p.rank >= 2 and not p.untied else []
     extra += ["cluster_m"] if p.mixture is not None else []
-    extra += ["mask", "target_mask"] if p.mask != "none" else []
+    extra += MASK_COLUMNS if p.mask != "none" else []
     return SIM_COLUMNS[:-3] + extra + SIM_COLUMNS[-3:]
 
 

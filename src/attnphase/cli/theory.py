@@ -302,15 +302,14 @@ def theory(
                 raise UsageError("--precision: not with --stability (measured once, at the end)")
         if plot is not None:
             check_outputs({"--plot": figure_files(plot)}, {})
-        n_branches = 3 if branch == "all" else 1
-        check_request(p, method, len(alphas) * n_branches, "--alpha")
+        branches = ["semantic", "positional", "trivial"] if branch == "all" else [branch]
+        check_request(p, method, len(alphas) * len(branches), "--alpha")
     except UsageError as err:
         fail(err)
-    warn_duration(p, method, len(alphas) * (3 if branch == "all" else 1))
+    warn_duration(p, method, len(alphas) * len(branches))
     from ..theory import learning_curves
     from ..validity.stability import learning_curves_with_stability
 
-    branches = ["semantic", "positional", "trivial"] if branch == "all" else [branch]
     columns = THEORY_COLUMNS + (STABILITY_COLUMNS if stability else [])
     columns += UNTIED_COLUMNS if p.untied else []
     columns += MIXTURE_COLUMNS if mixture is not None else []

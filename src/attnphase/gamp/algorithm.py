@@ -57,8 +57,8 @@ from ..params import (
     Causal,
     ModelParams,
     check_alpha,
+    check_damping,
     check_dimension,
-    check_finite,
     check_int,
     check_positive,
 )
@@ -78,13 +78,6 @@ FROZEN_ABS, FROZEN_REL = 1e-5, 1e-3  # overlaps frozen over the patience window 
 CHECK_EVERY = 20  # in the tail, the global prox every CHECK_EVERY iterations (docstring)
 WARM_CHANGE = 5e-3  # the tail: relative change of Qh per iteration at most WARM_CHANGE
 JUMP_TOL = 1e-2  # relative jump of a prox minimiser beyond its linear response: a switch
-
-
-def check_damping(damping: float) -> float:
-    x = check_finite("damping", damping)
-    if not 0.0 <= x < 1.0:
-        raise ValueError(f"damping must be in [0, 1), got {damping!r}")
-    return x
 
 
 def check_init(init, d: int, r: int):

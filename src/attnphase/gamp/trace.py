@@ -20,12 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..params import ModelParams, check_alpha, check_int
+from ..params import ModelParams, check_alpha, check_damping, check_int
 from ..theory import QMC
 from ..theory import overlaps as ge
 from ..theory.overlaps import admissible
 from ..theory.trajectory import trajectories
-from .algorithm import check_damping
 from .result import GampResult, plain
 
 TRACE_POINTS = 4096  # Sobol points per scrambling (before antithetic images)

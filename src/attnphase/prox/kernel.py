@@ -177,8 +177,8 @@ def global_prox_kernel(
     minimiser when g >= 0); the lowest F is kept (outputs written in place; out_start = S + k
     for the k-th probe start).
 
-    K, Cm, c have a leading axis of length N (per problem) or 1 (shared); form: the column
-    where the key fields start, 0 when tied (`attnphase.ops.compiled`)."""
+    K, Cm, c have a leading axis of length N (per problem) or 1 (shared); form: the
+    attention's form, its key column and mask (`attnphase.ops.compiled`)."""
     N, S_, L, r = starts.shape
     lam = np.linalg.eigvalsh(Vinv)
     floor = FLOOR * lam[0]
@@ -250,7 +250,6 @@ def global_prox_numba(
     step = max(CALL_MIN, CALL_WORK // (L * r) ** 2)
     for a in range(0, N, step):
         part = slice(a, min(N, a + step))
-
         K_part, Cm_part, c_part = (x[part] if x.shape[0] > 1 else x for x in (K_, Cm_, c_))
         global_prox_kernel(  # K, Cm, c per problem are sliced, shared ones passed whole
             w_[part],

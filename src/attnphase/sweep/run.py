@@ -65,13 +65,12 @@ LEADING = ("q", "m", "theta", "V", "test_error", "train_loss", "linear_test_erro
 
 
 def readable(table: pd.DataFrame, spec: SweepSpec) -> pd.DataFrame:
-    """The spec's points of a store's table for a reader (the store's other points, of other
-    grids or kinds, left out), in grid order: columns the grid's parameters, the main
-    observables, the rest, and the run's bookkeeping (run_id, ...) last."""
+    """The spec's points of a store's table (`ResultStore.frame` read for the spec's run ids)
+    for a reader, in grid order: columns the grid's parameters, the main observables, the
+    rest, and the run's bookkeeping (run_id, ...) last."""
     if table.empty:
         return table
     order = {rid: i for i, (rid, _) in enumerate(spec.runs())}
-    table = table[table["run_id"].isin(order)]
     table = table.iloc[table["run_id"].map(order).argsort(kind="stable")].reset_index(drop=True)
     runs = [c for c in table if c.startswith("run_")]
     first = [c for c in (*spec.grid, *LEADING) if c in table and c not in runs]

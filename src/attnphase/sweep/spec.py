@@ -41,7 +41,6 @@ from ..params import (
     Variant,
     check_alpha,
     check_finite,
-    check_positive,
     variant_of,
 )
 from ..theory.method import METHODS, QMC, GaussHermite, Method
@@ -54,7 +53,6 @@ if TYPE_CHECKING:
 QMC_FIELDS = {f: "qmc_seed" if f == "seed" else f for f in QMC().settings()}
 
 KINDS = ("theory", "simulation")
-ESTIMATORS = ("ibp", "direct")
 
 # name -> value type; the defaults come from ModelParams/solve and SimConfig (see `defaults`).
 # `solve`'s `strict` and `branch` (explicit-overlap starts) and SimConfig's array-valued
@@ -394,15 +392,6 @@ def _validate_theory(p: dict) -> None:
     valid = GaussHermite.branches if p["method"] == GaussHermite.name else BRANCHES
     if p["branch"] not in valid:
         raise ValueError(f"branch must be one of {valid}, got {p['branch']!r}")
-    check_positive("tol", p["tol"])
-    if not 0.0 <= p["damping"] < 1.0:
-        raise ValueError(f"damping must be in [0, 1), got {p['damping']}")
-    if p["anderson"] < 0:
-        raise ValueError(f"anderson must be an integer >= 0, got {p['anderson']}")
-    if p["max_iter"] < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {p['max_iter']}")
-    if p["estimator"] not in ESTIMATORS:
-        raise ValueError(f"estimator must be one of {ESTIMATORS}, got {p['estimator']!r}")
 
 
 def sim_config(p: dict) -> SimConfig:

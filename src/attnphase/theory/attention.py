@@ -128,7 +128,7 @@ def attention_map(variant: Variant) -> AttentionMap:
     if isinstance(variant, Causal):
         from .causal_map import CausalMap
 
-        return CausalMap(variant)
+        return CausalMap()
     if isinstance(variant, Untied):
         return UntiedMap()
     if isinstance(variant, Mixture):

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core.device import check_device
 from .._core.memory import check_memory
-from ..params import ModelParams, check_int, check_positive
+from ..params import ModelParams, check_damping, check_int, check_positive
 from .branches import BRANCHES, EXACT_BRANCHES
 
 DEFAULT_ORDER = (64, 24)  # Gauss-Hermite (n_xi, n_y), from studies/convergence.py
@@ -68,8 +68,7 @@ def _check_solver(m) -> None:
             f"got {tol!r}"
         )
     object.__setattr__(m, "tol", tol)
-    if not 0.0 <= m.damping < 1.0:
-        raise ValueError(f"damping must be in [0, 1), got {m.damping!r}")
+    object.__setattr__(m, "damping", check_damping(m.damping))
     object.__setattr__(m, "anderson", check_int("anderson", m.anderson, minimum=0))
     object.__setattr__(m, "max_iter", check_int("max_iter", m.max_iter))
 

@@ -19,6 +19,8 @@ from typing import Generic, Protocol, TypedDict, TypeVar
 
 import numpy as np
 
+from ..params import check_damping
+
 Aux = TypeVar("Aux")
 AuxOut = TypeVar("AuxOut", covariant=True)
 ATOL = 1e-8  # absolute floor of the variable scales in the convergence test
@@ -103,9 +105,7 @@ def iterate(
     damped step (with the mixing halved on every failure, at most max_backtracks times), and
     the history is reset.
     """
-    if not 0.0 <= damping < 1.0:
-        raise ValueError(f"damping must be in [0, 1), got {damping}")
-    beta = 1.0 - damping
+    beta = 1.0 - check_damping(damping)
     x = np.asarray(x0, dtype=float)
     try:
         fx, aux = step(x)

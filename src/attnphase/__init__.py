@@ -2,7 +2,8 @@
 
 The public API, importable from here:
 
-- the model: `ModelParams` with its variant `Tied`, `Untied`, `Mixture` or `Causal`; `STANDARD_A`;
+- the model: `ModelParams` with its variant `Tied`, `Untied`, `Mixture`, `Causal`, `Heads` or
+  `Rotary`; `STANDARD_A`;
 - the theory (state evolution): `solve`, `learning_curve`, `learning_curves` with an
   integration method `GaussHermite` or `QMC`, returning `TheoryResult`; `ConvergenceError`,
   `NonConvergenceWarning`; `with_stability`; the linear baseline `linear_test_error`;
@@ -24,7 +25,16 @@ from ._core.threads import size_thread_pools
 size_thread_pools()  # before numpy, torch and numba load their pools
 
 from ._core.lazy import lazy_getattr  # noqa: E402
-from .params import STANDARD_A, Causal, Mixture, ModelParams, Tied, Untied  # noqa: E402
+from .params import (  # noqa: E402
+    STANDARD_A,
+    Causal,
+    Heads,
+    Mixture,
+    ModelParams,
+    Rotary,
+    Tied,
+    Untied,
+)
 
 if TYPE_CHECKING:
     from .gamp import run_gamp
@@ -87,9 +97,11 @@ __all__ = [
     "ConvergenceError",
     "GaussHermite",
     "Causal",
+    "Heads",
     "Mixture",
     "ModelParams",
     "NonConvergenceWarning",
+    "Rotary",
     "TheoryResult",
     "Tied",
     "Transitions",

@@ -186,6 +186,61 @@ class Causal:
             raise ValueError(f"target must be True or False, got {self.target!r}")
 
 
+MAX_HEADS = 16  # heads of the multi-head student (its fields have heads x rank columns)
+
+
+@dataclass(frozen=True)
+class Heads:
+    """Several tied heads (docs/variants.md): `heads` H >= 2 matrices Q_1..Q_H of rank r each,
+    S = (1/H) sum_a softmax_row(x Q_a Q_a^T x^T / d), every head with its own softmax and the
+    heads' attention averaged with fixed equal weights."""
+
+    heads: int = 2
+
+    def __post_init__(self) -> None:
+        heads = check_int("heads", self.heads, minimum=2)
+        if heads > MAX_HEADS:
+            raise ValueError(f"heads must be at most {MAX_HEADS}, got {heads}")
+        object.__setattr__(self, "heads", heads)
+
+
+MAX_FREQUENCY = 1e3  # of a rotary pair: angles are taken modulo 2 pi, larger ones are noise
+
+
+@dataclass(frozen=True)
+class Rotary:
+    """Rotary positions (docs/variants.md): the student's query and key fields rotated by
+    position-dependent angles, pair j of columns (2j, 2j + 1) by l phi_j at token l, so that
+    Z_lk = sum_j h_l,j^T R((k - l) phi_j) h_k,j (R the 2 x 2 rotation); `frequencies`
+    phi_1, ..., phi_{r/2}, one per pair of the student's r = 2 x (their number) columns. Tied
+    query and key; the additive encodings stay (zero encodings: rotations alone)."""
+
+    frequencies: tuple[float, ...] = (1.0,)
+
+    def __post_init__(self) -> None:
+        try:
+            values = tuple(float(x) for x in self.frequencies)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"frequencies must be a sequence of real numbers, got {self.frequencies!r}"
+            ) from None
+        if not values:
+            raise ValueError("frequencies must not be empty (one per pair of student columns)")
+        for x in values:
+            check_finite("frequencies", x)
+            if abs(x) > MAX_FREQUENCY:
+                raise ValueError(
+                    f"frequencies must lie in [-{MAX_FREQUENCY:g}, {MAX_FREQUENCY:g}] (angles are "
+                    f"taken modulo 2 pi), got {x!r}"
+                )
+        object.__setattr__(self, "frequencies", values)
+
+    @property
+    def pairs(self) -> int:
+        """Pairs of rotated columns: the student's rank is twice this."""
+        return len(self.frequencies)
+
+
 @dataclass(frozen=True)
 class Mixture:
     """Correlated tokens (docs/theory-mixtures.md): `clusters` K >= 2 Gaussian-mixture means of
@@ -218,7 +273,7 @@ class Mixture:
             )
 
 
-Variant = Tied | Untied | Mixture | Causal
+Variant = Tied | Untied | Mixture | Causal | Heads | Rotary
 TIED = Tied()
 
 
@@ -239,20 +294,39 @@ def variant_of(
     cluster_norm: float = 1.0,
     mask: str = "none",
     target_mask: str = "none",
+    heads: int = 1,
+    rotary: tuple[float, ...] | None = None,
 ) -> Variant:
     """The variant of a flat description (the simulations', the sweeps' and the CLI's options):
     `Untied()` for untied, a `Mixture` for clusters >= 2, `Causal(target)` for mask "causal"
     (target: target_mask "causal"), `Tied()` otherwise. The mixture's options are checked even
     at clusters = 1, where they have no effect. A model has one variant: ValueError naming
     `clusters` for correlated tokens with untied query and key, `mask` for a mask with either,
-    `target_mask` for a masked target under an unmasked student."""
+    `target_mask` for a masked target under an unmasked student; `Heads(heads)` for heads >= 2
+    (tied, Gaussian tokens, no mask: `heads` named otherwise); `Rotary(rotary)` for rotary
+    frequencies (tied, Gaussian tokens, one head, no mask: `rotary` named otherwise)."""
     clusters = check_int("clusters", clusters)
+    heads = check_int("heads", heads)
+    if rotary is not None:
+        if untied or clusters > 1 or mask != "none" or heads > 1:
+            raise ValueError(
+                "rotary: rotary positions go with tied query and key, Gaussian tokens, one head "
+                "and no mask, not untied, clusters >= 2, several heads or a causal mask"
+            )
+        return Rotary(tuple(rotary))
     mixture = Mixture(max(clusters, 2), label_correlation, cluster_norm)
     for name, value in (("mask", mask), ("target_mask", target_mask)):
         if value not in MASKS:
             raise ValueError(f"{name} must be one of {MASKS}, got {value!r}")
     if target_mask == "causal" and mask != "causal":
         raise ValueError("target_mask: a causal target goes with a causal student (mask causal)")
+    if heads > 1:
+        if untied or clusters > 1 or mask != "none":
+            raise ValueError(
+                "heads: several heads go with tied query and key, Gaussian tokens and no mask, "
+                "not untied, clusters >= 2 or a causal mask"
+            )
+        return Heads(heads)
     if mask == "causal":
         if untied or clusters > 1:
             raise ValueError(
@@ -277,7 +351,7 @@ class ModelParams:
     teacher rank t = `teacher_rank`, and the positional-encoding coefficients C (L x K,
     p_l = sum_k C_lk u_k; default `default_encodings(L)`), and the `variant`: `Tied()` (the
     paper's model), `Untied()` query and key, correlated tokens (`Mixture`) or a causal mask
-    (`Causal`).
+    (`Causal`), several heads (`Heads`, each of rank `rank`) or rotary positions (`Rotary`).
 
     The teacher's field covariance is rho = sigma^2 I_t (teacher entries N(0, 1)).
     """
@@ -305,10 +379,15 @@ class ModelParams:
         object.__setattr__(self, "teacher_rank", check_int("teacher_rank", self.teacher_rank))
         enc = default_encodings(self.L) if self.encodings is None else self.encodings
         object.__setattr__(self, "encodings", as_encodings(enc, self.L))
-        if not isinstance(self.variant, Tied | Untied | Mixture | Causal):
+        if not isinstance(self.variant, Tied | Untied | Mixture | Causal | Heads | Rotary):
             raise ValueError(
-                "variant must be Tied(), Untied(), a Mixture(...) or Causal(...), got "
-                f"{self.variant!r}"
+                "variant must be Tied(), Untied(), a Mixture(...), Causal(...), Heads(...) or "
+                f"Rotary(...), got {self.variant!r}"
+            )
+        if isinstance(self.variant, Rotary) and self.rank != 2 * self.variant.pairs:
+            raise ValueError(
+                f"rank: rotary positions rotate pairs of columns, rank = 2 x {self.variant.pairs} "
+                f"frequencies = {2 * self.variant.pairs}, got rank={self.rank}"
             )
         if self.causal_target and np.any(np.triu(self.A_array, 1) != 0.0):
             raise ValueError(
@@ -346,6 +425,16 @@ class ModelParams:
     def target_mask(self) -> str:
         """The teacher's attention mask, "causal" (`Causal(target=True)`) or "none"."""
         return "causal" if self.causal_target else "none"
+
+    @property
+    def heads(self) -> int:
+        """Attention heads: H for `Heads(H)`, 1 otherwise."""
+        return self.variant.heads if isinstance(self.variant, Heads) else 1
+
+    @property
+    def rotary(self) -> tuple[float, ...]:
+        """The rotary frequencies (`Rotary`), () otherwise."""
+        return self.variant.frequencies if isinstance(self.variant, Rotary) else ()
 
     @property
     def mixture(self) -> Mixture | None:

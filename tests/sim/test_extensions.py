@@ -217,8 +217,9 @@ def test_sweep_points_and_run_ids_of_the_extensions():
     )
     on = canonical_point("simulation", {"untied": "yes", "value_rank": "2"})
     assert on["untied"] is True and on["value_rank"] == 2
-    # hashed only when on: the mixture's and the masks' parameters
-    off = ("clusters", "label_correlation", "cluster_norm", "mask", "target_mask")
+    # hashed only when on: the mixture's, the masks', the heads' and the rotations' parameters
+    off = ("clusters", "label_correlation", "cluster_norm", "mask", "target_mask", "heads")
+    off += ("rotary",)
     hashed = {k: v for k, v in on.items() if k not in off}
     text = json.dumps(
         {"kind": "simulation", "params": hashed}, sort_keys=True, separators=(",", ":")

@@ -74,8 +74,8 @@ def test_the_prox_backends_agree_on_a_causal_mask(L, r):
 
 
 def test_the_attention_form_of_each_variant():
-    assert attention_form(Causal(), 3) == (0, True)
-    assert attention_form(ModelParams().variant, 3) == (0, False)
+    assert attention_form(Causal(), 3).describe() == (0, True, 1, ())
+    assert attention_form(ModelParams().variant, 3).describe() == (0, False, 1, ())
 
 
 def test_a_causal_student_cannot_fit_an_unmasked_target():

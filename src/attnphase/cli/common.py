@@ -28,6 +28,17 @@ TeacherRankOpt = Annotated[int, typer.Option(help="teacher rank t (>= 1)")]
 EncodingOpt = Annotated[
     str | None, typer.Option(help="encoding coefficients c1,...,cL [+1 ... -1]")
 ]
+HeadsOpt = Annotated[
+    int, typer.Option(help="tied attention heads, averaged with equal weights (1: one head)")
+]
+RopeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rope",
+        help="rotary positions: one frequency per pair of student columns, phi1,phi2,... "
+        "(--rank 2 x their number; --encoding 0,...,0 for rotations alone)",
+    ),
+]
 MaskOpt = Annotated[
     str, typer.Option(help="the student's attention mask: none | causal (token l sees k <= l)")
 ]
@@ -177,6 +188,18 @@ def parse_values(text: str, option: str, check: Callable[[float], object]) -> li
         except ValueError as err:
             raise UsageError(f"{option}: {err}") from None
     return distinct(values, option)
+
+
+def parse_frequencies(text: str | None) -> tuple[float, ...] | None:
+    """The rotary frequencies of --rope ('1' or '1,0.5'); None without the option."""
+    if text is None:
+        return None
+    try:
+        return tuple(float(item) for item in text.split(","))
+    except ValueError:
+        raise UsageError(
+            f"--rope must be a comma-separated list of numbers, got {text!r}"
+        ) from None
 
 
 def parse_alphas(text: str) -> list[float]:

@@ -19,11 +19,13 @@ from .common import (
     ClustersOpt,
     EncodingOpt,
     FormatOpt,
+    HeadsOpt,
     LabelCorrelationOpt,
     LamOpt,
     MaskOpt,
     OmegaOpt,
     RankOpt,
+    RopeOpt,
     SigmaOpt,
     TargetMaskOpt,
     TeacherRankOpt,
@@ -35,6 +37,7 @@ from .common import (
     fail,
     figure_files,
     parse_alphas,
+    parse_frequencies,
     parse_list,
     plot_failed,
     show_progress,
@@ -67,9 +70,11 @@ def sim_columns(p: ModelParams, value_rank: int) -> list[str]:
     variant and rank, the value matrix's rank)."""
     extra = UNTIED_COLUMNS if p.untied else []
     extra += ["value_norm"] if value_rank > 0 else []
-    extra += COLUMN_COLUMNS if p.rank >= 2 and not p.untied else []
+    extra += COLUMN_COLUMNS if p.rank >= 2 and not p.untied and p.heads == 1 else []
     extra += ["cluster_m"] if p.mixture is not None else []
     extra += MASK_COLUMNS if p.mask != "none" else []
+    extra += ["heads"] if p.heads > 1 else []
+    extra += ["rotary"] if p.rotary else []
     return SIM_COLUMNS[:-3] + extra + SIM_COLUMNS[-3:]
 
 
@@ -102,6 +107,8 @@ def simulate(
     cluster_norm: ClusterNormOpt = 1.0,
     mask: MaskOpt = "none",
     target_mask: TargetMaskOpt = "none",
+    heads: HeadsOpt = 1,
+    rope: RopeOpt = None,
     seeds: Annotated[
         int,
         typer.Option(help="number of seeds: runs seeds 0..N-1 (each: teacher, data, test, start)"),
@@ -138,7 +145,14 @@ def simulate(
             p = replace(
                 p,
                 variant=variant_of(
-                    untied, clusters, label_correlation, cluster_norm, mask, target_mask
+                    untied,
+                    clusters,
+                    label_correlation,
+                    cluster_norm,
+                    mask,
+                    target_mask,
+                    heads,
+                    parse_frequencies(rope),
                 ),
             )
         except ValueError as err:

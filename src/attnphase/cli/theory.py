@@ -32,11 +32,13 @@ from .common import (
     ClustersOpt,
     EncodingOpt,
     FormatOpt,
+    HeadsOpt,
     LabelCorrelationOpt,
     LamOpt,
     MaskOpt,
     OmegaOpt,
     RankOpt,
+    RopeOpt,
     SigmaOpt,
     TargetMaskOpt,
     TeacherRankOpt,
@@ -47,6 +49,7 @@ from .common import (
     fail,
     figure_files,
     parse_alphas,
+    parse_frequencies,
     parse_order,
     plot_failed,
     refuse_ignored,
@@ -76,6 +79,8 @@ STABILITY_COLUMNS = ["rs_stability", "jump_mass", "vhat_smooth"]
 UNTIED_COLUMNS = ["q_query", "q_key", "m_query", "m_key", "theta_query", "theta_key"]
 MIXTURE_COLUMNS = ["m_mean", "mean_multiplier", "mean_multiplier_err"]
 MASK_COLUMNS = ["mask", "target_mask"]
+HEADS_COLUMNS = ["heads"]
+ROTARY_COLUMNS = ["rotary"]
 
 
 EngineOpt = Annotated[
@@ -213,7 +218,7 @@ def theory(
     branch: Annotated[
         str,
         typer.Option(
-            help="semantic, positional, trivial, mixed (qmc, rank >= 2), clustered "
+            help="semantic, positional, trivial, mixed (qmc, rank >= 2 or --heads), clustered "
             "(--clusters) or all"
         ),
     ] = "all",
@@ -250,6 +255,8 @@ def theory(
     cluster_norm: ClusterNormOpt = 1.0,
     mask: MaskOpt = "none",
     target_mask: TargetMaskOpt = "none",
+    heads: HeadsOpt = 1,
+    rope: RopeOpt = None,
 ) -> None:
     """State-evolution fixed points along alpha (docs/theory.md §3-§4; §7 for any L, r, t).
     --clusters K --label-correlation RHO [--cluster-norm N]: correlated tokens
@@ -265,7 +272,14 @@ def theory(
             raise UsageError(f"--clusters must be an integer >= 1, got {clusters}")
         try:
             variant = variant_of(
-                untied, clusters, label_correlation, cluster_norm, mask, target_mask
+                untied,
+                clusters,
+                label_correlation,
+                cluster_norm,
+                mask,
+                target_mask,
+                heads,
+                parse_frequencies(rope),
             )
             p = dataclasses.replace(p, variant=variant)
             attention_map(p.variant).check(p)  # untied at rank 1, K^L label sequences
@@ -276,12 +290,15 @@ def theory(
         ignored_by(ctx, method)
         if not p.is_tied_gaussian and stability:
             raise UsageError(
-                "--stability: measured for the tied model only, not with --untied or --clusters"
+                "--stability: measured for the tied model only, not with --untied, --clusters, "
+                "--mask, --heads or --rope"
             )
         valid = tuple(b for b in valid_branches(p.variant, p.rank) if b in method.branches)
         if branch != "all" and branch not in valid:
             why = {
-                "mixed": "mixed needs --rank >= 2, the tied model and --engine qmc",
+                "semantic": "with --heads the semantic branch is the one-head model at "
+                "--lam heads x lam",
+                "mixed": "mixed needs --rank >= 2 or --heads, and --engine qmc",
                 MIXTURE_BRANCH: f"{MIXTURE_BRANCH} needs --clusters >= 2",
             }
             missing = [why[b] for b in why if b not in valid]
@@ -302,7 +319,9 @@ def theory(
                 raise UsageError("--precision: not with --stability (measured once, at the end)")
         if plot is not None:
             check_outputs({"--plot": figure_files(plot)}, {})
-        branches = ["semantic", "positional", "trivial"] if branch == "all" else [branch]
+        positional = ("positional", "mixed" if p.heads > 1 else "") if p.C_array.any() else ()
+        every = ("semantic", *positional, "trivial")
+        branches = [b for b in every if b in valid] if branch == "all" else [branch]
         check_request(p, method, len(alphas) * len(branches), "--alpha")
     except UsageError as err:
         fail(err)
@@ -314,6 +333,8 @@ def theory(
     columns += UNTIED_COLUMNS if p.untied else []
     columns += MIXTURE_COLUMNS if mixture is not None else []
     columns += MASK_COLUMNS if p.mask != "none" else []
+    columns += HEADS_COLUMNS if p.heads > 1 else []
+    columns += ROTARY_COLUMNS if p.rotary else []
     records: list[dict] = []
     try:
         for b in branches:  # branch by branch, so that an interrupt keeps the finished ones

@@ -55,6 +55,7 @@ from .._core.progress import progress_bar
 from ..ops.tensor import back_project, fields, loss_derivatives
 from ..params import (
     Causal,
+    Heads,
     ModelParams,
     check_alpha,
     check_damping,
@@ -353,8 +354,8 @@ def run_gamp(
     test_error. Non-convergence is never silent: `converged` and `status` say what happened.
     """
     p = params if params is not None else ModelParams()
-    if isinstance(p.variant, Causal):
-        raise ValueError(f"params: GAMP runs the unmasked models, got variant={p.variant}")
+    if isinstance(p.variant, Causal | Heads):
+        raise ValueError(f"params: GAMP runs the one-head unmasked models, got variant={p.variant}")
     d = check_dimension(d)
     alpha = check_alpha(alpha)
     if int(round(alpha * d)) < 1:

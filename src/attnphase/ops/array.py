@@ -10,8 +10,16 @@ from .form import TIED_FORM, AttentionForm
 
 def attention(h: np.ndarray, form: AttentionForm = TIED_FORM) -> np.ndarray:
     """S(h) = softmax_row(Z), Z = h h^T when tied (key_start 0), h_Q h_K^T otherwise; with a
-    causal form, -inf above the diagonal."""
-    if form.key_start == 0:
+    causal form, -inf above the diagonal; h_i^T G_ik h_k with rotary frequencies
+    (`attnphase.ops.rotary`); with H heads the mean of the heads' softmaxes, head a
+    on columns a R/H .. (a + 1) R/H - 1."""
+    if form.heads > 1:
+        heads = np.split(h, form.heads, axis=-1)
+        one = form._replace(heads=1)
+        return sum(attention(part, one) for part in heads) / form.heads
+    if form.rotary.shape[0] > 0:
+        z = _rotary_logits(h, form.rotary)
+    elif form.key_start == 0:
         z = h @ np.swapaxes(h, -1, -2)
     else:
         z = h[..., : form.key_start] @ np.swapaxes(h[..., form.key_start :], -1, -2)
@@ -19,6 +27,17 @@ def attention(h: np.ndarray, form: AttentionForm = TIED_FORM) -> np.ndarray:
         z = np.where(np.triu(np.ones(z.shape[-2:], dtype=bool), 1), -np.inf, z)
     z = np.exp(z - z.max(-1, keepdims=True))
     return z / z.sum(-1, keepdims=True)
+
+
+def _rotary_logits(h: np.ndarray, freqs: np.ndarray) -> np.ndarray:
+    """Z_ik = sum_j h_i,j^T R((k - i) phi_j) h_k,j for pairs j of columns (2j, 2j + 1)."""
+    L = h.shape[-2]
+    pos = np.arange(L)
+    t = (pos[None, :] - pos[:, None])[..., None] * freqs  # (i, k, j)
+    a1, a2 = h[..., 0::2], h[..., 1::2]  # (..., L, pairs)
+    same = a1[..., :, None, :] * a1[..., None, :, :] + a2[..., :, None, :] * a2[..., None, :, :]
+    cross = a2[..., :, None, :] * a1[..., None, :, :] - a1[..., :, None, :] * a2[..., None, :, :]
+    return (np.cos(t) * same + np.sin(t) * cross).sum(-1)
 
 
 def target(hstar: np.ndarray, omega: float, A: np.ndarray, causal: bool = False) -> np.ndarray:

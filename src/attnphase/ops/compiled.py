@@ -3,7 +3,8 @@ buffers the caller owns, for the CPU prox kernel.
 
 Every function takes the attention's `form` (`attnphase.ops.form.AttentionForm`): its key_start,
 0 for tied fields, Z = h h^T; for untied fields h = (h_Q, h_K) of width 2 r_Q it is r_Q and
-Z = h_Q h_K^T; and whether the mask is causal (S_ik = 0 for k > i).
+Z = h_Q h_K^T; whether the mask is causal (S_ik = 0 for k > i); and its heads (several:
+`attnphase.ops.heads`).
 """
 
 from __future__ import annotations
@@ -13,23 +14,33 @@ import math
 import numpy as np
 
 from .._core.jit import njit_cached
+from .heads import heads_attention, heads_loss_derivatives_at
+from .rotary import rotary_logit, rotated, rotation_entry
 
 
 @njit_cached()
 def attention(h, S, form):
     """S = softmax_row(Z) into S (L x L): Z_ik = sum_a h_ia h_k(a + key_start) over the
     R - key_start query columns a (R the width of h); with a causal form, over k <= i alone
-    (S_ik = 0 for k > i)."""
+    (S_ik = 0 for k > i); with several heads their mean (`attnphase.ops.heads`); with rotary
+    frequencies Z_ik = h_i^T G_ik h_k (`attnphase.ops.rotary`)."""
+    if form.heads > 1:
+        heads_attention(h, S, form)
+        return
     L, R = h.shape
     off = form.key_start
     r = R - off
+    rotary = form.rotary.shape[0] > 0
     for i in range(L):
         last = i + 1 if form.causal else L
         zmax = -np.inf
         for k in range(last):
             z = 0.0
-            for a in range(r):
-                z += h[i, a] * h[k, a + off]
+            if rotary:
+                z = rotary_logit(h, i, k, form.rotary)
+            else:
+                for a in range(r):
+                    z += h[i, a] * h[k, a + off]
             S[i, k] = z
             zmax = max(zmax, z)
         tot = 0.0
@@ -83,10 +94,16 @@ def hessian_scratch(L, r):
 
 
 @njit_cached(inline="always")
-def _dz(h, i, k, a, cc, key_start):
-    """dZ_ik/dh_ac (`loss_derivatives_at`); zero unless a = i or a = k."""
+def _dz(h, i, k, a, cc, key_start, freqs):
+    """dZ_ik/dh_ac (`loss_derivatives_at`); zero unless a = i or a = k. freqs: the rotary
+    frequencies (none: empty)."""
     v = 0.0
-    if key_start == 0:
+    if freqs.shape[0] > 0:
+        if a == i:
+            v += rotated(h, i, k, cc, freqs)
+        if a == k:
+            v += rotated(h, k, i, cc, freqs)
+    elif key_start == 0:
         if a == i:
             v += h[k, cc]
         if a == k:
@@ -111,10 +128,16 @@ def loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, work, form):
     Row i of Z adds E^T Hz E to H, Hz = J K J - s P_i^T - P_i s^T + diag(P_i) its curvature
     (J = diag(s) - s s^T, s = S_i) and E = dZ_i/dh (`_dz`). The products skip terms that are
     zero, which leaves every sum as it was, bit for bit: the zero entries of K, and in E every
-    row but a of a column (a, c) with a != i."""
+    row but a of a column (a, c) with a != i. Several heads: `attnphase.ops.heads`; rotary
+    positions: `attnphase.ops.rotary` (dZ_ik/dh_ac and the curvature (P + P^T)_ab (G_ab)_cd)."""
+    if form.heads > 1:
+        heads_loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, form)
+        return
     L, r = h.shape
     n = L * r
     key_start = form.key_start
+    freqs = form.rotary
+    rotary = freqs.shape[0] > 0
     J, Hz, G = work
     for i in range(L):
         ubar = 0.0
@@ -130,7 +153,9 @@ def loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, work, form):
         for cc in range(r):
             g = 0.0
             for k in range(L):
-                if key_start == 0:
+                if rotary:
+                    g += (P[a, k] + P[k, a]) * rotated(h, a, k, cc, freqs)
+                elif key_start == 0:
                     g += (P[a, k] + P[k, a]) * h[k, cc]
                 elif cc < key_start:
                     g += P[a, k] * h[k, cc + key_start]
@@ -162,9 +187,9 @@ def loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, work, form):
                     if a == i:
                         v = 0.0
                         for j in range(L):
-                            v += Hz[k, j] * _dz(h, i, j, a, cc, key_start)
+                            v += Hz[k, j] * _dz(h, i, j, a, cc, key_start, freqs)
                     else:
-                        v = Hz[k, a] * _dz(h, i, a, a, cc, key_start)
+                        v = Hz[k, a] * _dz(h, i, a, a, cc, key_start, freqs)
                     G[k, a * r + cc] = v
         for a in range(L):
             for cc in range(r):
@@ -172,9 +197,9 @@ def loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, work, form):
                     if a == i:
                         v = 0.0
                         for k in range(L):
-                            v += _dz(h, i, k, a, cc, key_start) * G[k, y]
+                            v += _dz(h, i, k, a, cc, key_start, freqs) * G[k, y]
                     else:
-                        v = _dz(h, i, a, a, cc, key_start) * G[a, y]
+                        v = _dz(h, i, a, a, cc, key_start, freqs) * G[a, y]
                     H[a * r + cc, y] += v
     for a in range(L):
         for b in range(L):
@@ -182,6 +207,11 @@ def loss_derivatives_at(h, K, Knz, Cm, S, P, grad, H, work, form):
                 for cc in range(key_start):
                     H[a * r + cc, b * r + cc + key_start] += P[a, b]
                     H[a * r + cc + key_start, b * r + cc] += P[b, a]
+            elif rotary:
+                pab = P[a, b] + P[b, a]
+                for cc in range(r):
+                    for dd in range(r):
+                        H[a * r + cc, b * r + dd] += pab * rotation_entry(a, b, cc, dd, freqs)
             else:
                 pab = P[a, b] + P[b, a]
                 for cc in range(r):

@@ -15,7 +15,9 @@ Backends (`global_prox(..., backend=)`; "auto": "torch" on a CUDA device, "numba
   exact channel's analytic starts in place of the probe (docs/theory.md §2); what the Gauss-Hermite
   channel runs at every node.
 Each serves tied fields (`Tied()`, `Mixture`: S = softmax_row(h h^T)); "numba" and "torch"
-also untied ones (`Untied()`: h = (h_Q, h_K), S = softmax_row(h_Q h_K^T), docs/theory-untied.md).
+also untied ones (`Untied()`: h = (h_Q, h_K), S = softmax_row(h_Q h_K^T), docs/theory-untied.md),
+causal masks (`Causal`), several heads (`Heads`, the mean of the heads' softmaxes) and rotary
+positions (`Rotary`).
 
 Implicit derivatives at the minimiser (no finite differences, `prox_jacobian`): with H the
 Hessian of g and B = I_L (x) V^{-1}, dh_hat/dw = (B + H)^{-1} B.
@@ -25,8 +27,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..ops.form import AttentionForm
-from ..params import TIED, Causal, Untied, Variant, key_start_of
+from ..params import TIED, Causal, Heads, Rotary, Untied, Variant, key_start_of
 from .algorithm import PROBE, ProxResult
 
 if TYPE_CHECKING:
@@ -37,8 +41,12 @@ BACKENDS = ("numba", "torch", "closed-form")
 
 def attention_form(variant: Variant, width: int) -> AttentionForm:
     """The form (`attnphase.ops.form`) of a variant's attention on fields of `width` columns:
-    where its key fields start, and whether its mask is causal (`Causal`)."""
-    return AttentionForm(key_start_of(variant, width), isinstance(variant, Causal))
+    where its key fields start, whether its mask is causal (`Causal`), its heads (`Heads`:
+    width / H columns each) and its rotary frequencies (`Rotary`)."""
+    heads = variant.heads if isinstance(variant, Heads) else 1
+    rotary = np.array(variant.frequencies if isinstance(variant, Rotary) else (), dtype=float)
+    causal = isinstance(variant, Causal)
+    return AttentionForm(key_start_of(variant, width), causal, heads, rotary)
 
 
 def _check(backend: str, w, K, starts, probe: int, variant: Variant) -> str:
@@ -56,11 +64,20 @@ def _check(backend: str, w, K, starts, probe: int, variant: Variant) -> str:
     causal = isinstance(variant, Causal)
     if untied and r % 2:
         raise ValueError(f"untied: fields need an even width, got {r}")
+    heads = variant.heads if isinstance(variant, Heads) else 1
+    if r % heads:
+        raise ValueError(f"heads: the fields' width {r} is not a multiple of the {heads} heads")
+    rotary = isinstance(variant, Rotary)
+    if rotary and r != 2 * variant.pairs:
+        raise ValueError(
+            f"rotary: {variant.pairs} frequencies rotate fields of width {2 * variant.pairs}, "
+            f"got {r}"
+        )
     if backend == "numba" and w.device.type != "cpu":
         raise ValueError(f"backend 'numba' runs on the CPU, the fields are on {w.device}")
     if backend == "closed-form":
         eye = K.new_tensor([[1.0, 0.0], [0.0, 1.0]])
-        if untied or causal or (L, r) != (2, 1):
+        if untied or causal or heads > 1 or rotary or (L, r) != (2, 1):
             raise ValueError(
                 f"backend 'closed-form' serves tied unmasked fields with L = 2, r = 1 only, got "
                 f"L = {L}, r = {r}{' untied' if untied else ''}{' causal' if causal else ''}"
@@ -95,7 +112,8 @@ def global_prox(
     its Euclidean norm); max_iter: Newton steps per start.
 
     w (N, L, r); Vinv (r, r); K, Cm: (N, L, L) per sample or (L, L) shared; c: (N,) or scalar.
-    variant `Untied()`: the fields are (h_Q, h_K), r = 2 r_Q columns. `backend`: see the module
+    variant `Untied()`: the fields are (h_Q, h_K), r = 2 r_Q columns; `Heads(H)`: H heads of
+    r / H columns each. `backend`: see the module
     docstring; each refuses what it cannot serve with a ValueError.
     """
     backend = _check(backend, w, K, starts, probe, variant)

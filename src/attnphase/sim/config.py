@@ -114,10 +114,10 @@ class SimConfig:
                 raise ValueError(
                     f"init must be one of {INITS} or a (d, r) matrix, got {self.init!r}"
                 )
-            if self.init == "mixed" and self.params.rank < 2:
+            if self.init == "mixed" and self.params.rank * self.params.heads < 2:
                 raise ValueError(
                     f"init: the mixed start (one semantic, one positional column) needs rank "
-                    f"r >= 2, got r = {self.params.rank}"
+                    f"r >= 2 or several heads, got r = {self.params.rank}"
                 )
         else:
             Q0 = np.asarray(self.init, dtype=float)
@@ -174,8 +174,9 @@ class SimConfig:
 
     @property
     def layout(self) -> Layout:
-        """How the trained weights are packed (tied: just Q)."""
-        return Layout(self.params.rank, self.params.variant, int(self.value_rank))
+        """How the trained weights are packed (tied: just Q; H heads: their H r columns)."""
+        r = self.params.rank * self.params.heads
+        return Layout(r, self.params.variant, int(self.value_rank))
 
     @property
     def init_name(self) -> str:

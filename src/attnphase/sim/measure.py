@@ -76,7 +76,7 @@ def extension_overlaps(
         rec = {k: scalar_or_list(v[b]) for part in parts for k, v in part.items()}
         if U is not None:
             rec["value_norm"] = float((U[b] @ W[b].T).norm()) / cfg.d
-        if cfg.params.rank >= 2 and not untied:
+        if cfg.params.rank >= 2 and not untied and cfg.params.heads == 1:
             cols = principal_columns(q[b], m[b], theta[b])
             for key in ("q", "m", "theta"):
                 rec[f"column_{key}"] = [c[key] for c in cols]

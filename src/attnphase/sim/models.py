@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from ..ops.form import AttentionForm
 from ..ops.tensor import attention, fields
-from ..params import TIED, Causal, Mixture, Tied, Untied, Variant
+from ..params import TIED, Causal, Heads, Mixture, Rotary, Tied, Untied, Variant
 
 
 def attention_output(x_pos: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
@@ -46,7 +47,8 @@ class Layout:
     P [B, d, width] (so every optimiser sees one parameter): Q_Q (d x r), then Q_K (d x r) if
     the model's `variant` is `Untied()`, then U and W (d x value_rank each) if value_rank > 0.
     The tied model (`Tied()`, and `Mixture`: tied query and key) is Layout(r): P = Q; with
-    `Causal`, P = Q too, the mask in `form`.
+    `Causal`, P = Q too, the mask in `form`; with `Heads(H)`, P = (Q_1, ..., Q_H), r = H times
+    the rank, the heads in `form`; with `Rotary`, P = Q, the rotations in `form`.
 
     Student (docs/theory.md §10): f(x) = softmax(x~ Q_Q Q_K^T x~^T/d) x~ (I + U W^T/d), with
     Q_K = Q_Q when tied and no value term when value_rank = 0."""
@@ -56,10 +58,10 @@ class Layout:
     value_rank: int = 0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.variant, Tied | Untied | Mixture | Causal):
+        if not isinstance(self.variant, Tied | Untied | Mixture | Causal | Heads | Rotary):
             raise ValueError(
-                "variant must be Tied(), Untied(), a Mixture(...) or Causal(...), got "
-                f"{self.variant!r}"
+                "variant must be Tied(), Untied(), a Mixture(...), Causal(...), Heads(...) or "
+                f"Rotary(...), got {self.variant!r}"
             )
 
     @property
@@ -70,8 +72,12 @@ class Layout:
     @property
     def form(self) -> AttentionForm:
         """The attention's form on the fields of `attention_weights`: the column of the key
-        fields (0: tied) and the causal mask (`Causal`)."""
-        return AttentionForm(self.r if self.key_columns else 0, isinstance(self.variant, Causal))
+        fields (0: tied), the causal mask (`Causal`), the heads (`Heads`) and the rotary
+        frequencies (`Rotary`)."""
+        heads = self.variant.heads if isinstance(self.variant, Heads) else 1
+        key = self.r if self.key_columns else 0
+        freqs = self.variant.frequencies if isinstance(self.variant, Rotary) else ()
+        return AttentionForm(key, isinstance(self.variant, Causal), heads, np.array(freqs))
 
     @property
     def width(self) -> int:

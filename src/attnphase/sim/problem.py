@@ -29,11 +29,16 @@ from .risk import StructuredRisk
 
 
 def _query_start(cfg: SimConfig, teacher: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
-    """A (d, r) start of the named kind from N(0, 1) noise [B, d, r] (see SimConfig.init)."""
+    """A (d, r) start of the named kind from N(0, 1) noise [B, d, r] (see SimConfig.init); with
+    several heads r = H times the rank, the semantic start in every head."""
     Q0 = cfg.init_scale * noise
-    if cfg.init in ("semantic", "mixed"):
-        k = 1 if cfg.init == "mixed" else min(cfg.params.rank, cfg.params.teacher_rank)
-        Q0[:, :, :k] = teacher[:, :, :k].clone()  # a copy: training must never touch Q*
+    r = cfg.params.rank
+    if cfg.init == "semantic":  # every head's first columns along the teacher
+        k = min(r, cfg.params.teacher_rank)
+        for a in range(cfg.params.heads):
+            Q0[:, :, a * r : a * r + k] = teacher[:, :, :k].clone()  # training never touches Q*
+    elif cfg.init == "mixed":
+        Q0[:, :, :1] = teacher[:, :, :1].clone()
     if cfg.init == "positional":
         Q0[:, :, 0] = cfg.init_m
     elif cfg.init == "mixed":
@@ -57,7 +62,7 @@ def initial_weights(cfg: SimConfig, teacher: torch.Tensor, seeds, dtype, device)
             [torch.randn(cfg.d, k, generator=g, dtype=dtype, device=device) for g in gens]
         )
 
-    blocks = [_query_start(cfg, teacher, draw(cfg.params.rank))]
+    blocks = [_query_start(cfg, teacher, draw(cfg.params.rank * cfg.params.heads))]
     if cfg.params.untied:
         key_noise = draw(cfg.params.rank)
         blocks.append(cfg.init_scale * key_noise if cfg.init == "random" else blocks[0].clone())

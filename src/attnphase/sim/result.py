@@ -42,7 +42,9 @@ class SimResult:
     number per encoding direction, a number for K = 1) and theta (a number for t = 1);
     cluster_m (clusters >= 2): mu_k^T Q/sqrt(d) for each cluster mean (of (Q_Q + Q_K)/2 when
     untied), K numbers for r = 1, K x r lists otherwise. mask, target_mask: "causal" for a
-    `Causal` student (and target), "none" otherwise."""
+    `Causal` student (and target), "none" otherwise. heads: the student's heads (`Heads`), whose
+    columns q, m and theta list side by side (head a's r columns from a r). rotary: the student's
+    rotary frequencies (`Rotary`), None without."""
 
     d: int
     n: int
@@ -84,6 +86,8 @@ class SimResult:
     cluster_m: list | None = None
     mask: str = "none"
     target_mask: str = "none"
+    heads: int = 1
+    rotary: list | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -88,6 +88,8 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
         **mixture_fields(p),
         mask=p.mask,
         target_mask=p.target_mask,
+        heads=p.heads,
+        rotary=list(p.rotary) or None,
     )
     try:
         rep = minimise(risk, Q0, cfg.optimizer, cfg.lr, cfg.steps, cfg.gtol)

@@ -80,6 +80,8 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "cluster_norm": "real",
         "mask": "name",
         "target_mask": "name",
+        "heads": "integer",
+        "rotary": "numbers or none",
         "method": "name",
         "points": "integer",
         "randomisations": "integer",
@@ -113,6 +115,8 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "cluster_norm": "real",
         "mask": "name",
         "target_mask": "name",
+        "heads": "integer",
+        "rotary": "numbers or none",
         "seed": "integer",
     },
 }
@@ -125,6 +129,8 @@ _VARIANT_OFF = {
     "cluster_norm": 1.0,
     "mask": "none",
     "target_mask": "none",
+    "heads": 1,
+    "rotary": None,
 }
 _HASHED_WHEN_ON = {
     "simulation": {**_VARIANT_OFF, "value_rank": 0},
@@ -183,6 +189,8 @@ def _defaults(kind: str) -> dict[str, Any]:
     out["untied"] = ModelParams().untied
     out["clusters"] = 1  # Gaussian tokens (Tied or Untied): no mixture
     out["mask"] = out["target_mask"] = "none"
+    out["heads"] = 1
+    out["rotary"] = None
     out.update({f.name: f.default for f in dataclasses.fields(Mixture) if f.name != "clusters"})
     out["seed"] = 0
     return {name: out[name] for name in PARAMETERS["simulation"]}
@@ -335,6 +343,8 @@ def point_variant(p: dict) -> Variant:
         p["cluster_norm"],
         p["mask"],
         p["target_mask"],
+        p["heads"],
+        p["rotary"],
     )
 
 
@@ -365,8 +375,7 @@ def _validate_theory(p: dict) -> None:
     """Checks, and puts the model's fields in ModelParams' own normal form (default encodings
     filled in). Options of the other method must stay at their defaults; with clusters = 1 the
     mixture's label_correlation and cluster_norm are stored as their defaults."""
-    from ..theory.attention import attention_map
-    from ..theory.branches import BRANCHES
+    from ..theory.attention import attention_map, valid_branches
 
     if p["method"] not in THEORY_METHODS:
         raise ValueError(f"method must be one of {THEORY_METHODS}, got {p['method']!r}")
@@ -389,9 +398,13 @@ def _validate_theory(p: dict) -> None:
     p.update({k: getattr(model, k) for k in MODEL_FIELDS})
     p["A"], p["encodings"] = _nested_lists(model.A), _nested_lists(model.encodings)
     check_alpha(p["alpha"])
-    valid = GaussHermite.branches if p["method"] == GaussHermite.name else BRANCHES
+    valid = valid_branches(model.variant, model.rank)
+    if p["method"] == GaussHermite.name:
+        valid = GaussHermite.branches
     if p["branch"] not in valid:
         raise ValueError(f"branch must be one of {valid}, got {p['branch']!r}")
+    if p["branch"] in ("positional", "mixed") and not model.C_array.any():
+        raise ValueError(f"branch: {p['branch']} needs non-zero encodings, got all zero")
 
 
 def sim_config(p: dict) -> SimConfig:

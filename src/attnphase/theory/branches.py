@@ -50,8 +50,10 @@ def on_own_branch(result: TheoryResult | None, branch: str) -> bool:
 
 def continuation_order(alphas: Sequence[float], branch: str) -> list[int]:
     """Indices of `alphas` in the order a branch is followed: from the end where its cold
-    start is reliable, increasing alpha, except decreasing for the semantic branch."""
-    return sorted(range(len(alphas)), key=lambda i: alphas[i], reverse=branch == "semantic")
+    start is reliable, increasing alpha, except decreasing for the branches with a semantic
+    column (semantic, mixed), which collapse at small alpha."""
+    reverse = branch in ("semantic", "mixed")
+    return sorted(range(len(alphas)), key=lambda i: alphas[i], reverse=reverse)
 
 
 def follow_branch(

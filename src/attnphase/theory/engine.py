@@ -132,11 +132,12 @@ def learning_curve(
     """Follow one branch along alpha with warm starts; results in the order of `alphas`.
 
     The branch is continued from the end where its cold start is reliable (increasing alpha,
-    decreasing for the semantic branch); until it is found every point starts cold, then each
-    starts from the previous one, so past the end of the branch the curve follows the fixed
-    point it ran into (`kind` says which). QMC curves keep the same points and prox warm
-    starts throughout (common random numbers). errors, precision: as in `solve` (the whole
-    curve solved again with finer integration until every point meets the precision).
+    decreasing for the semantic and mixed branches); until it is found every point starts
+    cold, then each starts from the previous one, so past the end of the branch the curve
+    follows the fixed point it ran into (`kind` says which). QMC curves keep the same points
+    and prox warm starts throughout (common random numbers). errors, precision: as in `solve`
+    (the whole curve solved again with finer integration until every point meets the
+    precision).
     """
     alist = [check_alpha(a) for a in alphas]
     if not alist:

@@ -71,12 +71,18 @@ def start_overlaps(branch: str, p: ModelParams) -> ge.MatrixOverlaps:
     admissible by a 10% independent part in q). mixture: the mean rows m_mu = 0 (the
     invariant manifold of docs/theory-mixtures.md §3, whose stability `mean_multiplier`
     measures), except on the clustered branch: the semantic start with m_mu = 0.2 along the
-    first mean direction."""
+    first mean direction. ValueError naming `branch` for a branch that needs a positional
+    column when every encoding is zero."""
     amap = attention_map(p.variant)
     if branch == MIXTURE_BRANCH and not amap.mean_rows:
         raise ValueError(f"branch {MIXTURE_BRANCH!r} needs correlated tokens (a mixture)")
+    if branch in ("positional", "mixed", SIMPLEX_BRANCH) and not np.any(p.C_array):
+        raise ValueError(
+            f"branch: {branch} needs non-zero encodings (with every encoding zero M does not "
+            "enter the fields, and the positional start is the trivial branch)"
+        )
     if not p.is_tied_gaussian:
-        tied = dataclasses.replace(p, variant=Tied())
+        tied = dataclasses.replace(p, variant=Tied(), rank=amap.tied_rank(p.rank))
         return amap.start(branch, start_overlaps(amap.tied_branch(branch), tied))
     r, t, K = p.rank, p.teacher_rank, p.K
     q = 0.02 * np.eye(r)
@@ -116,6 +122,8 @@ def free_overlaps(
       q, V diagonal: symmetric under flipping column 1 together with y -> -y;
     - trivial: M = theta = 0;
     - simplex_positional: theta = 0; the rest is held on its manifold by `symmetrised`.
+    The column pins are the attention map's (`TiedMap.pin`); several heads (`HeadsMap`) pin
+    the mixed branch as above and leave every head's M free on the positional one.
     untied (rank 1: r = 2, query and key column): the same symmetries pin M on the semantic
     branch and theta on the positional one (S(-h_Q, -h_K) = S(h_Q, h_K)); flipping one column
     alone is no symmetry (it flips the logits), so nothing else is pinned.
@@ -141,20 +149,11 @@ def free_overlaps(
         M[:] = 0.0
     if branch in ("positional", "trivial", SIMPLEX_BRANCH):
         theta[:] = 0.0
-    if not amap.column_symmetries:
-        if branch == "mixed":
-            raise ValueError(
-                f"{amap.name}: the mixed branch needs rank >= 2; the {amap.name} theory has rank 1"
-            )
-        return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=V)
-    if branch in ("positional", "mixed"):
-        diag = np.eye(r, dtype=bool)
-        q[~diag] = V[~diag] = 0.0
-        pos = 0 if branch == "positional" else 1
-        M[:, [c for c in range(r) if c != pos]] = 0.0
-    if branch == "mixed":
-        theta[:, 1:] = 0.0
-    return ge.MatrixOverlaps(q=q, M=M, theta=theta, V=V)
+    if branch == "mixed" and not amap.signs_each:
+        raise ValueError(
+            f"{amap.name}: the mixed branch needs rank >= 2; the {amap.name} theory has rank 1"
+        )
+    return amap.pin(branch, ge.MatrixOverlaps(q=q, M=M, theta=theta, V=V))
 
 
 class Layout:
@@ -259,9 +258,12 @@ def canonical(o: ge.MatrixOverlaps, variant: Variant = TIED) -> ge.MatrixOverlap
     frame to the current axes keeps the map continuous where two eigenvalues of q cross
     (sorting them would swap two columns there) and keeps a map that flips a column (M -> -M)
     from passing for a fixed point. For r = 1 this is the identity, and for untied query and key
-    of rank 1 too (rotating the query column into the key column is no symmetry)."""
-    if not attention_map(variant).column_symmetries:
-        return o
+    of rank 1 too (rotating the query column into the key column is no symmetry), and for
+    heads of rank 1 (rotating one head's column into another's is none); a map with a smaller
+    group of rotations fixes its own frame (`TiedMap.frame`)."""
+    amap = attention_map(variant)
+    if not amap.rotations:
+        return amap.frame(o)
     _, U = np.linalg.eigh(o.q)
     _, cols = linear_sum_assignment(-np.abs(U))
     U = U[:, cols]
@@ -274,7 +276,7 @@ def _column_signs(o: ge.MatrixOverlaps, variant: Variant) -> np.ndarray:
     entry where theta's column is below COLLAPSED; + on the trivial manifold). untied: one
     sign for both columns (only the joint flip (Q_Q, Q_K) -> -(Q_Q, Q_K) is a symmetry), that
     of the largest theta entry (else M entry) over both."""
-    if not attention_map(variant).column_symmetries:
+    if not attention_map(variant).signs_each:
         for block in (o.theta.ravel(), o.M.ravel()):
             top = block[np.argmax(np.abs(block))] if block.size else 0.0
             if abs(top) >= COLLAPSED:

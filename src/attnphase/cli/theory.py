@@ -288,11 +288,13 @@ def theory(
         mixture = p.mixture
         method = method_for(engine, p, orders, points, randomisations, device=device)
         ignored_by(ctx, method)
-        if not p.is_tied_gaussian and stability:
-            raise UsageError(
-                "--stability: measured for the tied model only, not with --untied, --clusters, "
-                "--mask, --heads or --rope"
-            )
+        if stability:
+            from ..validity.stability import check_measurable
+
+            try:
+                check_measurable(p)
+            except ValueError as err:
+                raise usage(err) from None
         valid = tuple(b for b in valid_branches(p.variant, p.rank) if b in method.branches)
         if branch != "all" and branch not in valid:
             why = {

@@ -14,9 +14,9 @@ def attention(h: np.ndarray, form: AttentionForm = TIED_FORM) -> np.ndarray:
     (`attnphase.ops.rotary`); with H heads the mean of the heads' softmaxes, head a
     on columns a R/H .. (a + 1) R/H - 1."""
     if form.heads > 1:
-        heads = np.split(h, form.heads, axis=-1)
         one = form._replace(heads=1)
-        return sum(attention(part, one) for part in heads) / form.heads
+        parts = [attention(part, one) for part in np.split(h, form.heads, axis=-1)]
+        return np.mean(parts, axis=0)
     if form.rotary.shape[0] > 0:
         z = _rotary_logits(h, form.rotary)
     elif form.key_start == 0:

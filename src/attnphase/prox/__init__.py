@@ -68,7 +68,7 @@ def _check(backend: str, w, K, starts, probe: int, variant: Variant) -> str:
     if r % heads:
         raise ValueError(f"heads: the fields' width {r} is not a multiple of the {heads} heads")
     rotary = isinstance(variant, Rotary)
-    if rotary and r != 2 * variant.pairs:
+    if isinstance(variant, Rotary) and r != 2 * variant.pairs:
         raise ValueError(
             f"rotary: {variant.pairs} frequencies rotate fields of width {2 * variant.pairs}, "
             f"got {r}"

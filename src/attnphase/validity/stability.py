@@ -97,7 +97,7 @@ def channel_stability(
     from ..gamp.equations import output_jacobian_blocks
     from ..ops.array import target
     from ..ops.tensor import loss_derivatives
-    from ..prox import global_prox, prox_jacobian
+    from ..prox import attention_form, global_prox, prox_jacobian
     from ..prox.batched import block_metric, moreau_objective
 
     C = np.asarray(p.encodings, dtype=float)
@@ -106,17 +106,21 @@ def channel_stability(
     L, r = channel.L, channel.r
     w, hstar = channel.fields(o, C, p.sigma)
     h_best = channel.resolvent(o, C=C, sigma=p.sigma, omega=p.omega, A=A)
-    T = target(hstar, p.omega, A)
+    T = target(hstar, p.omega, A, p.causal_target)
+    variant = p.variant
     cst = 0.5 * s2 * (T * T).sum((-1, -2))
     Vinv = np.linalg.inv(o.V)
     t = torch.from_numpy
     K, Cm, c = t(s2 * np.eye(L)), t(s2 * T), t(cst)
-    jac_t = prox_jacobian(t(h_best), t(Vinv), K, Cm, c)
+    jac_t = prox_jacobian(t(h_best), t(Vinv), K, Cm, c, variant=variant)
     vhat_smooth = alpha * output_jacobian_blocks(jac_t, t(Vinv)).sum(1).mean(0).numpy()
     jac = jac_t.numpy()
     starts = channel.starts(w, hstar, o)
     N, S = starts.shape[:2]
-    local = [global_prox(t(w), t(Vinv), K, Cm, c, t(starts[:, s : s + 1])) for s in range(S)]
+    local = [
+        global_prox(t(w), t(Vinv), K, Cm, c, t(starts[:, s : s + 1]), variant=variant)
+        for s in range(S)
+    ]
     h_loc = torch.stack([res.h for res in local], 1).reshape(N * S, L, r)
     f_loc = torch.stack([res.envelope for res in local], 1)
     stat = torch.stack([res.stationary for res in local], 1)
@@ -124,11 +128,12 @@ def channel_stability(
     def rep(x: np.ndarray) -> torch.Tensor:
         return torch.repeat_interleave(t(x), S, dim=0)
 
-    _, _, Hg = loss_derivatives(h_loc, K, rep(s2 * T), rep(cst))
+    form = attention_form(variant, r)
+    _, _, Hg = loss_derivatives(h_loc, K, rep(s2 * T), rep(cst), form=form)
     metric = block_metric(t(Vinv), L)
     positive = torch.linalg.eigvalsh(Hg + metric)[:, 0].reshape(N, S) > 0
     is_min = (stat & positive).numpy()
-    f_best = moreau_objective(t(h_best), t(w), t(Vinv), K, Cm, c).numpy()
+    f_best = moreau_objective(t(h_best), t(w), t(Vinv), K, Cm, c, form).numpy()
     dist = jump_distances(
         h_best,
         f_best,
@@ -165,6 +170,18 @@ def stability(
 STABILITY_KEYS = tuple(Stability.__dataclass_fields__)
 
 
+def check_measurable(p: ModelParams) -> None:
+    """ValueError naming `stability` for a model whose fixed points these measures do not
+    serve: untied query and key (its columns are not one field's directions) and correlated
+    tokens (their channel's points are per label sequence). The tied model and its attention
+    maps (a causal mask, several heads, rotary positions) are measured through their form."""
+    if p.untied or p.mixture is not None:
+        raise ValueError(
+            "stability: measured for tied query and key on Gaussian tokens (with any mask, heads "
+            f"or rotary positions), not untied or correlated tokens; got {p.variant}"
+        )
+
+
 def with_stability(
     result: TheoryResult,
     *,
@@ -173,7 +190,8 @@ def with_stability(
 ) -> TheoryResult:
     """The fixed point `result` with docs/theory.md §9's rs_stability, jump_mass and vhat_smooth
     (and
-    their standard errors over scramblings) filled in (tied model, Gaussian tokens).
+    their standard errors over scramblings) filled in (tied query and key on Gaussian tokens,
+    any attention map: `check_measurable`).
 
     A QMC result is measured on its own scramblings (seeds as `solve` draws them) at each one's
     fixed point; a Gauss-Hermite result on `randomisations` scramblings of `points` Sobol points
@@ -182,10 +200,7 @@ def with_stability(
     from ..theory.replicas import scramblings
 
     p = result.params
-    if not p.is_tied_gaussian:
-        raise ValueError(
-            f"stability: measured for the tied model with Gaussian tokens only, got {p.variant}"
-        )
+    check_measurable(p)
     if not result.converged:
         return result
     if result.solutions:  # a QMC result: its own scramblings' fixed points
@@ -215,12 +230,8 @@ def learning_curves_with_stability(
     progress: bool = False,
 ) -> list[TheoryResult]:
     """`theory.learning_curves` with docs/theory.md §9's rs_stability and jump_mass at every fixed
-    point (`with_stability`; tied model, Gaussian tokens only)."""
+    point (`with_stability`; `check_measurable`)."""
     p = params if params is not None else ModelParams()
-    if not p.is_tied_gaussian:
-        raise ValueError(
-            "stability: measured for the tied model with Gaussian tokens only, not with "
-            "untied query and key or correlated tokens"
-        )
+    check_measurable(p)
     curves = learning_curves(alphas, p, branches, method=method, progress=progress)
     return [with_stability(r) for r in progress_bar(curves, desc="RS stability", enabled=progress)]

@@ -22,6 +22,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax shipped with the site: the build fetches nothing
     "sphinx_gallery.gen_gallery",
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

@@ -9,6 +9,8 @@ error from independent scramblings). `find_transitions` scans a grid of alpha at
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -39,14 +41,22 @@ def find_transitions(
     num: int = 24,
     method: Method | str = "auto",
     progress: bool = False,
+    precision: float | None = None,
 ) -> Transitions:
     """alpha_c, alpha_l (docs/theory.md §5) and the spinodals on [alpha_min, alpha_max], the
     branches followed on a grid of `num` alphas. method "auto": `GaussHermite()` for the
     paper's L=2 case (errors from its `check_order`), `QMC(points=TRANSITION_POINTS)`
-    otherwise (errors from the spread over scramblings: at least 2)."""
+    otherwise (errors from the spread over scramblings: at least 2). precision: scanned again
+    with finer integration (`theory.precision.finer`: QMC points doubled, Gauss-Hermite orders
+    raised) until alpha_c_err and alpha_l_err are each at most this fraction of their
+    transition (`meets_precision`), the method given being the first rung; where the ladder
+    ends first, the last answer with a PrecisionWarning (its `method` says what was used)."""
+    from ..theory.precision import check_precision
     from .scan import scan_alphas
 
     p = params if params is not None else ModelParams()
+    if precision is not None:
+        precision = check_precision(precision)
     if not 0 < alpha_min < alpha_max or not np.isfinite(alpha_max):
         raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
     num = check_int("num", num, minimum=3)
@@ -54,7 +64,52 @@ def find_transitions(
     m = resolve_method(method, p, QMC(points=TRANSITION_POINTS))
     if m.averages_replicas:
         check_int("randomisations", len(m.replicas()), minimum=2)
-    return scan_alphas(p, alphas, m, progress=progress)
+    result = scan_alphas(p, alphas, m, progress=progress)
+    if precision is None:
+        return result
+    return _refined(
+        result, precision, lambda method: scan_alphas(p, alphas, method, progress=progress)
+    )
+
+
+def meets_precision(tr: Transitions, precision: float) -> bool:
+    """Whether alpha_c and alpha_l each have an error at most `precision` times their value; a
+    transition absent from the window (NaN) has nothing to refine, a NaN error does not meet
+    it."""
+    for value, error in ((tr.alpha_c, tr.alpha_c_err), (tr.alpha_l, tr.alpha_l_err)):
+        if np.isfinite(value) and not error <= precision * abs(value):
+            return False
+    return True
+
+
+def _refined(
+    result: Transitions, precision: float, scan: Callable[[Method], Transitions]
+) -> Transitions:
+    """`result`, scanned again with `finer` integration until `meets_precision` (docstring of
+    `find_transitions`)."""
+    from ..theory.precision import PrecisionWarning, finer
+
+    while not meets_precision(result, precision):
+        method = finer(result.method)
+        if method is None:
+            ratios = [
+                err / abs(value) if np.isfinite(err) else np.inf
+                for value, err in (
+                    (result.alpha_c, result.alpha_c_err),
+                    (result.alpha_l, result.alpha_l_err),
+                )
+                if np.isfinite(value)
+            ]
+            worst = max(ratios)
+            warnings.warn(
+                f"precision {precision:g} not reached: {worst:.2g} at the budget's end "
+                f"({result.method.settings()})",
+                PrecisionWarning,
+                stacklevel=3,
+            )
+            return result
+        result = scan(method)
+    return result
 
 
 __all__ = [
@@ -62,6 +117,7 @@ __all__ = [
     "Transitions",
     "bracket_sign_changes",
     "find_transitions",
+    "meets_precision",
     "refine_or_interpolate",
     "refine_root",
 ]

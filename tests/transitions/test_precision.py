@@ -1,0 +1,44 @@
+"""Transitions to a requested precision (`find_transitions(precision=)`): the integration is
+refined until both errors meet it, or the budget ends with a warning.
+
+Measured on the paper's model (alpha in [1, 1.8], 5 alphas, 2 scramblings): relative errors of
+alpha_c and alpha_l 0.062 and 0.018 at 256 points, 0.034 and 0.019 at 512, 0.014 and 0.0044 at
+1024, so a target of 0.03 needs exactly two doublings."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from attnphase import QMC, ModelParams, find_transitions
+from attnphase.theory import precision as precision_module
+from attnphase.theory.precision import PrecisionWarning
+from attnphase.transitions import meets_precision
+
+WINDOW = dict(alpha_min=1.0, alpha_max=1.8, num=5)
+
+
+def test_the_integration_is_refined_until_both_errors_meet_the_target():
+    tr = find_transitions(ModelParams(), **WINDOW, method=QMC(256, 2), precision=0.03)
+    assert tr.method.points == 1024
+    assert tr.alpha_c_err <= 0.03 * tr.alpha_c and tr.alpha_l_err <= 0.03 * tr.alpha_l
+
+
+def test_the_budget_ends_with_a_warning_and_the_last_answer(monkeypatch):
+    monkeypatch.setattr(precision_module, "MAX_POINTS", 512)
+    with pytest.warns(PrecisionWarning, match="precision 0.01 not reached: 0.034"):
+        tr = find_transitions(ModelParams(), **WINDOW, method=QMC(256, 2), precision=0.01)
+    assert tr.method.points == 512
+
+
+def test_what_meets_a_precision():
+    tr = find_transitions(ModelParams(), **WINDOW, method=QMC(512, 2))
+    assert not meets_precision(tr, 0.03) and meets_precision(tr, 0.04)
+    absent = dataclasses.replace(tr, alpha_c=math.nan, alpha_c_err=math.nan)
+    assert meets_precision(absent, 0.02)  # nothing to refine where there is no transition
+    unknown = dataclasses.replace(tr, alpha_l_err=math.nan)
+    assert not meets_precision(unknown, 0.5)
+    with pytest.raises(ValueError, match="precision must be a number in"):
+        find_transitions(ModelParams(), **WINDOW, method=QMC(256, 2), precision=2.0)

@@ -64,12 +64,20 @@ def _nearest_existing(path: Path) -> Path:
 
 def _check_creatable(directory: Path, path: Path, option: str) -> None:
     """`directory` exists or can be created: its nearest existing ancestor is a writable
-    directory (`path` is what the message names)."""
+    directory (`path` is what the message names). Writable is tried, not read from the mode
+    bits, which a superuser, a read-only mount or a virtual file system (/proc) contradict: a
+    scratch directory is made in the ancestor and removed at once."""
     anchor = _nearest_existing(directory)
     if not anchor.is_dir():
         raise ValueError(f"{option}: cannot write {path}: {anchor} is not a directory")
     if not os.access(anchor, os.W_OK | os.X_OK):
         raise ValueError(f"{option}: cannot write {path}: {anchor} is not writable")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".attnphase-check-", dir=anchor))
+    except OSError as err:
+        raise ValueError(
+            f"{option}: cannot write {path}: {anchor} is not writable ({err.strerror})"
+        ) from None
 
 
 def check_output_file(path: str | Path, option: str) -> Path:

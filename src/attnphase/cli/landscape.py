@@ -87,18 +87,12 @@ def landscape(
     seed: one row per (alpha, c, seed) with the end point's overlaps, losses, smallest Hessian
     eigenvalue and V_sim = sigma^2 tr(H^-1)/d. A flat theta_final(c): one minimum; a sloped
     one: a continuum of minima."""
-    from ..validity.landscape import METHODS
-
     try:
         alphas = parse_alphas(alpha)
         starts = parse_starts(start_overlap)
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
-        if method not in METHODS:
-            raise UsageError(f"--method must be one of {METHODS}, got {method!r}")
-        if method == "dense":
-            refuse_ignored(ctx, ("probes",), "applies to --method hutchinson, not dense")
         try:
             check_dimension(d)
             check_int("seeds", seeds)
@@ -106,6 +100,12 @@ def landscape(
             check_int("probes", probes, minimum=2)
         except ValueError as err:
             raise usage(err) from None
+        from ..validity.landscape import METHODS  # torch and scipy: once the cheap checks pass
+
+        if method not in METHODS:
+            raise UsageError(f"--method must be one of {METHODS}, got {method!r}")
+        if method == "dense":
+            refuse_ignored(ctx, ("probes",), "applies to --method hutchinson, not dense")
         if plot is not None:
             if p.rank != 1 or p.teacher_rank != 1:
                 raise UsageError(

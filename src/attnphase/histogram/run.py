@@ -67,7 +67,8 @@ class HistogramConfig:
 
     @classmethod
     def quick(cls, **overrides) -> HistogramConfig:
-        """About a minute: 3 runs per model, 6 epochs at most, stop at 95 %, 2 SGD epochs."""
+        """The quick mode: 3 runs per model, 6 epochs at most, stop at 95 %, 2 SGD epochs (its
+        time: the documentation gallery's histogram tutorial, measured at every build)."""
         base = {"runs": 3, "epochs": 6, "target_accuracy": 0.95, "retrain_epochs": 2}
         return cls(**{**base, **overrides})
 

@@ -245,3 +245,24 @@ def test_save_writes_the_image_and_its_pdf_atomically(tmp_path, monkeypatch):
         save(fig, tmp_path / "f.png")
     assert (tmp_path / "f.png").read_bytes() == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.pdf", "f.png"]
+
+
+def test_a_map_cell_without_a_value_is_hatched_not_white(tmp_path):
+    """A theory cell whose fixed point did not converge is drawn hatched, with one legend entry,
+    and its value in the returned table is NaN; the notes on missing lines go under the legend,
+    not into the title."""
+    from attnphase.figures.style import MISSING_LABEL, new_figure, phase_mesh
+
+    lines = pd.DataFrame({"omega": [0.1, 0.3], "alpha_c": [np.nan, 1.3], "alpha_l": [1.4, 1.5]})
+    theory = _sims().query("seed == 0").drop(columns="seed").rename(columns={"init": "branch"})
+    hole = (theory["alpha"] == 1.0) & (theory["omega"] == 0.3)
+    theory.loc[hole, "converged"] = False
+    table = fig3(theory, _sims(), lines, tmp_path / "fig3.png")
+    row = table[(table["alpha"] == 1.0) & (table["omega"] == 0.3)].iloc[0]
+    assert np.isnan(row["theory_loss_gap"]) and np.isfinite(row["sim_loss_gap"])
+    fig, axes = new_figure(1, 1, (3, 3))
+    grid = phase_maps(theory, start="branch")["loss_gap"]
+    phase_mesh(axes[0, 0], grid, "viridis", 3.0)
+    hatched = [patch for patch in axes[0, 0].patches if patch.get_hatch()]
+    assert len(hatched) == 1
+    assert axes[0, 0].get_legend_handles_labels()[1] == [MISSING_LABEL]

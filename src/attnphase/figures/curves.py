@@ -238,16 +238,15 @@ def fig3(
             ax.set_xlabel(r"$\alpha = n/d$")
             ax.set_ylabel(r"$\omega$")
             ax.set_title(rows[source], fontsize=9)
-    legend_below(fig, axes.ravel())
     alphas = maps["sim"]["loss_gap"].columns
     notes = theory_line_notes(lines, float(alphas.min()), float(alphas.max()))
+    caption = "\n".join(textwrap.wrap("Missing theory lines: " + "; ".join(notes), 170))
+    legend_below(fig, axes.ravel(), caption if notes else None)
     order = ""
     if {"n_xi", "n_y"} <= set(theory):
         order = f"; theory at quadrature order ({theory['n_xi'].iloc[0]}, {theory['n_y'].iloc[0]})"
     fig.suptitle(
-        f"{parameters_text(sims, ('sigma', 'lam'))}; simulations: seed means{order}"
-        + ("\n" + "\n".join(textwrap.wrap("; ".join(notes), 160)) if notes else ""),
-        fontsize=9,
+        f"{parameters_text(sims, ('sigma', 'lam'))}; simulations: seed means{order}", fontsize=9
     )
     save(fig, path)
     columns = {

@@ -10,11 +10,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from ..io import atomic_output
 
@@ -49,13 +51,43 @@ def color(name: str) -> str:
     return COLORS.get(name, COLORS["accent"])
 
 
+MISSING_LABEL = "no value (no converged fixed point or run)"
+
+
+def _cell_edges(centres: np.ndarray) -> np.ndarray:
+    """The edges of cells centred on sorted `centres`: midpoints, the ends mirrored."""
+    c = np.asarray(centres, dtype=float)
+    if c.size == 1:
+        return np.array([c[0] - 0.5, c[0] + 0.5])
+    mid = 0.5 * (c[1:] + c[:-1])
+    return np.concatenate([[2 * c[0] - mid[0]], mid, [2 * c[-1] - mid[-1]]])
+
+
 def phase_mesh(ax: Axes, grid: pd.DataFrame, cmap, lim: float):
     """A diverging colour map of `grid` (omega rows, alpha columns) on [-lim, lim], one cell
-    per grid point; returns the mesh (for a colour bar)."""
+    per grid point, a cell without a value hatched (labelled MISSING_LABEL, never a white
+    hole); returns the mesh (for a colour bar)."""
     values = grid.to_numpy()
-    return ax.pcolormesh(
+    mesh = ax.pcolormesh(
         grid.columns, grid.index, values, shading="nearest", cmap=cmap, vmin=-lim, vmax=lim
     )
+    x, y = _cell_edges(grid.columns.to_numpy()), _cell_edges(grid.index.to_numpy())
+    label = MISSING_LABEL
+    for i, j in zip(*np.nonzero(~np.isfinite(values)), strict=True):
+        ax.add_patch(
+            Rectangle(
+                (x[j], y[i]),
+                x[j + 1] - x[j],
+                y[i + 1] - y[i],
+                fill=False,
+                hatch="////",
+                edgecolor="0.45",
+                linewidth=0.0,
+                label=label,
+            )
+        )
+        label = "_nolegend_"
+    return mesh
 
 
 def new_figure(nrows: int, ncols: int, figsize: tuple[float, float], **kw):
@@ -87,8 +119,10 @@ def _legend_rank(label: str) -> tuple[int, int]:
     return group, branch
 
 
-def legend_below(fig: Figure, axes: Iterable[Axes]) -> None:
-    """One legend for all panels, below them (never over the data), in at most two rows."""
+def legend_below(fig: Figure, axes: Iterable[Axes], caption: str | None = None) -> None:
+    """One legend for all panels, below them (never over the data), in at most two rows;
+    `caption`, a note on what the panels lack, as the legend's title (small, above the
+    entries)."""
     seen: dict[str, Artist] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
@@ -97,7 +131,7 @@ def legend_below(fig: Figure, axes: Iterable[Axes]) -> None:
     ncols = len(labels) if len(labels) <= 4 else -(-len(labels) // 2)
     # matplotlib fills the legend column by column: reorder so that it reads row by row
     order = [r * ncols + c for c in range(ncols) for r in range(2) if r * ncols + c < len(labels)]
-    fig.legend(
+    legend = fig.legend(
         [seen[labels[i]] for i in order],
         [labels[i] for i in order],
         loc="outside lower center",
@@ -105,6 +139,8 @@ def legend_below(fig: Figure, axes: Iterable[Axes]) -> None:
         frameon=False,
         fontsize=8,
     )
+    if caption:
+        legend.set_title(caption, prop={"size": 7})
 
 
 def save(fig: Figure, path: str | Path) -> None:

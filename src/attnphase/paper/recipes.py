@@ -24,7 +24,7 @@ from ..figures.curves import fig3, finite_size, simulation_overlay
 from ..figures.paper import omega_slices
 from ..params import ModelParams
 from ..sweep import StoreError, point_id, run_points, write_table
-from ..theory import GaussHermite, learning_curves
+from ..theory import GaussHermite, fill_unconverged, learning_curves
 from ..transitions.table import transition_table
 from .common import INITS, cached_table, grid, model_key, simulations
 from .extensions import make_extensions
@@ -96,6 +96,7 @@ def theory_curve(kind: str, params: dict) -> dict:
     method = GaussHermite(tuple(params["order"]))
     errors = params.get("errors", True)
     curves = learning_curves(params["alphas"], p, INITS, method=method, errors=errors)
+    curves = fill_unconverged(curves, p, method)  # holes re-solved before they are drawn
     return {"rows": [r.as_dict() for r in curves]}
 
 

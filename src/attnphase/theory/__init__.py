@@ -25,11 +25,14 @@ from .method import (
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
 
 if TYPE_CHECKING:
-    from .engine import BRANCHES, learning_curve, learning_curves, solve
+    from .engine import BRANCHES, fill_unconverged, learning_curve, learning_curves, solve
 
 # the engine (numba, scipy) loads on first use: importing the package for its method and
 # result types (the CLI's option defaults) stays light
-_LAZY = {name: "engine" for name in ("BRANCHES", "learning_curve", "learning_curves", "solve")}
+_LAZY = {
+    name: "engine"
+    for name in ("BRANCHES", "fill_unconverged", "learning_curve", "learning_curves", "solve")
+}
 
 
 __getattr__ = lazy_getattr(__name__, _LAZY)
@@ -47,6 +50,7 @@ __all__ = [
     "Method",
     "NonConvergenceWarning",
     "TheoryResult",
+    "fill_unconverged",
     "learning_curve",
     "learning_curves",
     "resolve_method",

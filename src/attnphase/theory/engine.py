@@ -12,6 +12,8 @@ import dataclasses
 import warnings
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 from .._core.interrupt import PartialInterrupt
 from ..params import ModelParams, check_alpha
 from .branches import BRANCHES
@@ -191,4 +193,52 @@ def learning_curves(
     return out
 
 
-__all__ = ["BRANCHES", "QMC", "GaussHermite", "learning_curve", "learning_curves", "solve"]
+def fill_unconverged(
+    results: Sequence[TheoryResult], params: ModelParams, method: Method
+) -> list[TheoryResult]:
+    """A curve's (or a map's) unconverged points solved again before they are drawn: warm from
+    the nearest converged point of the same branch along alpha (its overlaps, on the branch's
+    manifold), then, where that fails too, cold with the next finer integration
+    (`precision.finer`). A point no attempt converges stays as it was (converged False), for
+    the figure to mark as missing."""
+    from .precision import finer
+
+    out = list(results)
+    for i, res in enumerate(results):
+        if res.converged:
+            continue
+        near = [r for r in results if r.converged and r.branch == res.branch]
+        retry = res
+        if near:
+            nearest = min(near, key=lambda r: abs(r.alpha - res.alpha))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NonConvergenceWarning)
+                retry = solve(
+                    res.alpha, params, branch=res.branch, start=_start_of(nearest), method=method
+                )
+        higher = finer(method)
+        if not retry.converged and higher is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NonConvergenceWarning)
+                retry = solve(res.alpha, params, branch=res.branch, method=higher)
+        if retry.converged:
+            out[i] = retry
+    return out
+
+
+def _start_of(res: TheoryResult):
+    """A converged result's overlaps as the start `solve` takes for its method."""
+    if res.values["q"].size == 1 and isinstance(res.method, GaussHermite):
+        return tuple(float(np.ravel(res.values[k])[0]) for k in ("q", "M", "V", "theta"))
+    return MatrixOverlaps(*(np.asarray(res.values[k]) for k in ("q", "M", "theta", "V")))
+
+
+__all__ = [
+    "BRANCHES",
+    "QMC",
+    "GaussHermite",
+    "fill_unconverged",
+    "learning_curve",
+    "learning_curves",
+    "solve",
+]

@@ -193,7 +193,18 @@ MAX_HEADS = 16  # heads of the multi-head student (its fields have heads x rank 
 class Heads:
     """Several tied heads (docs/variants.md): `heads` H >= 2 matrices Q_1..Q_H of rank r each,
     S = (1/H) sum_a softmax_row(x Q_a Q_a^T x^T / d), every head with its own softmax and the
-    heads' attention averaged with fixed equal weights."""
+    heads' attention averaged with fixed equal weights.
+
+    Examples
+    --------
+    >>> from attnphase import Heads, ModelParams
+    >>> ModelParams(variant=Heads(2)).heads
+    2
+    >>> Heads(1)
+    Traceback (most recent call last):
+    ...
+    ValueError: heads must be an integer >= 2, got 1
+    """
 
     heads: int = 2
 
@@ -213,7 +224,16 @@ class Rotary:
     position-dependent angles, pair j of columns (2j, 2j + 1) by l phi_j at token l, so that
     Z_lk = sum_j h_l,j^T R((k - l) phi_j) h_k,j (R the 2 x 2 rotation); `frequencies`
     phi_1, ..., phi_{r/2}, one per pair of the student's r = 2 x (their number) columns. Tied
-    query and key; the additive encodings stay (zero encodings: rotations alone)."""
+    query and key; the additive encodings stay (zero encodings: rotations alone).
+
+    Examples
+    --------
+    >>> from attnphase import ModelParams, Rotary
+    >>> Rotary((1.0, 0.25)).pairs
+    2
+    >>> ModelParams(rank=2, variant=Rotary((1.0,)), encodings=((0.0,), (0.0,))).rotary
+    (1.0,)
+    """
 
     frequencies: tuple[float, ...] = (1.0,)
 
@@ -354,6 +374,21 @@ class ModelParams:
     (`Causal`), several heads (`Heads`, each of rank `rank`) or rotary positions (`Rotary`).
 
     The teacher's field covariance is rho = sigma^2 I_t (teacher entries N(0, 1)).
+
+    Examples
+    --------
+    >>> from attnphase import Heads, ModelParams, Rotary
+    >>> p = ModelParams(omega=0.3, sigma=0.5, lam=0.01)
+    >>> p.L, p.K, p.rho, p.is_l2
+    (2, 1, 0.25, True)
+    >>> ModelParams(variant=Heads(2)).heads
+    2
+    >>> ModelParams(rank=2, variant=Rotary((1.0,))).rotary
+    (1.0,)
+    >>> ModelParams(omega=1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: omega must lie in [0, 1], got 1.5
     """
 
     omega: float = 0.3

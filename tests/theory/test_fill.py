@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from attnphase import GaussHermite, ModelParams, learning_curves
+from attnphase import GaussHermite, ModelParams, NonConvergenceWarning, learning_curves
 from attnphase.theory import fill_unconverged
 
 COARSE = GaussHermite((24, 8), (16, 8))
@@ -30,6 +30,7 @@ def test_a_hole_is_solved_warm_from_its_neighbour_to_the_same_fixed_point():
 def test_a_point_nothing_converges_stays_marked():
     p = ModelParams()
     hopeless = dataclasses.replace(COARSE, max_iter=1)
-    curve = learning_curves([1.5], p, ("semantic",), method=hopeless)
+    with pytest.warns(NonConvergenceWarning):
+        curve = learning_curves([1.5], p, ("semantic",), method=hopeless)
     assert not curve[0].converged
     assert not fill_unconverged(curve, p, hopeless)[0].converged

@@ -16,6 +16,7 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Rectangle
 
 from ..io import atomic_output
@@ -140,7 +141,7 @@ def legend_below(fig: Figure, axes: Iterable[Axes], caption: str | None = None) 
         fontsize=8,
     )
     if caption:
-        legend.set_title(caption, prop={"size": 7})
+        legend.set_title(caption, prop=FontProperties(size=7))
 
 
 def save(fig: Figure, path: str | Path) -> None:

@@ -59,7 +59,19 @@ class SimulationWarning(RuntimeWarning):
 def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
     """Run `cfg` for each seed (teacher, data, test set and start all drawn from that seed),
     as one batch; returns one result per seed. A diverging run is reported with
-    status "diverged", converged=False and NaN metrics (and a SimulationWarning)."""
+    status "diverged", converged=False and NaN metrics (and a SimulationWarning).
+
+    Examples
+    --------
+    L-BFGS from the semantic start at d = 200 (about a second), two seeds:
+
+    >>> from attnphase import SimConfig, simulate
+    >>> runs = simulate(SimConfig(d=200, alpha=1.5, init="semantic", n_test=1000), seeds=[0, 1])
+    >>> [(r.seed, r.converged) for r in runs]
+    [(0, True), (1, True)]
+    >>> all(0.0 < r.test_error < 0.01 for r in runs)
+    True
+    """
     seeds = [check_int("seeds", s, minimum=0) for s in seeds]
     if not seeds:
         raise ValueError("seeds must not be empty")

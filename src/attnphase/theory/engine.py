@@ -79,6 +79,24 @@ def solve(
     Non-convergence: converged=False and a NonConvergenceWarning, or ConvergenceError if strict.
     precision: solved again with finer integration until every checked error is at most this
     fraction of its number (`theory.precision`), the method given being the first rung.
+
+    Examples
+    --------
+    The paper's model at alpha 1.5 on its semantic branch (the exact L = 2 channel, a few
+    seconds), and the same model by QMC:
+
+    >>> from attnphase import QMC, ModelParams, solve
+    >>> r = solve(1.5, ModelParams(), branch="semantic")
+    >>> r.kind, r.converged, round(r.test_error, 5)
+    ('semantic', True, 0.00196)
+    >>> q = solve(1.5, ModelParams(), branch="semantic", method=QMC(1024, 2))
+    >>> abs(q.test_error - r.test_error) < 3 * q.test_error_err + 1e-5
+    True
+
+    See Also
+    --------
+    learning_curve : a branch followed along alpha.
+    attnphase.find_transitions : alpha_c and alpha_l.
     """
     alpha = check_alpha(alpha)
     p = params if params is not None else ModelParams()
@@ -140,6 +158,14 @@ def learning_curve(
     and prox warm starts throughout (common random numbers). errors, precision: as in `solve`
     (the whole curve solved again with finer integration until every point meets the
     precision).
+
+    Examples
+    --------
+    >>> from attnphase import GaussHermite, ModelParams, learning_curve
+    >>> curve = learning_curve([1.0, 2.0], ModelParams(), branch="positional",
+    ...                        method=GaussHermite((32, 12)), errors=False)
+    >>> [(r.alpha, r.kind) for r in curve]
+    [(1.0, 'positional'), (2.0, 'positional')]
     """
     alist = [check_alpha(a) for a in alphas]
     if not alist:

@@ -197,7 +197,17 @@ class QMC:
     """Randomised quasi-Monte Carlo: `randomisations` scramblings of `points` Sobol points
     (seeds `seed`, `seed` + 1, ...); the solver's options (`Method`); `device` where the
     channel's points, integrands and prox live ("cpu", "cuda", "cuda:N" or "auto": CUDA when
-    present), float64 on every device."""
+    present), float64 on every device.
+
+    Examples
+    --------
+    >>> from attnphase import QMC
+    >>> m = QMC(points=1024, randomisations=2)
+    >>> m.name, m.settings()
+    ('qmc', {'points': 1024, 'randomisations': 2, 'seed': 0})
+    >>> len(m.replicas())
+    2
+    """
 
     points: int = DEFAULT_POINTS
     randomisations: int = DEFAULT_RANDOMISATIONS

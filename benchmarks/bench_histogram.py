@@ -23,7 +23,7 @@ from torch import nn
 
 from attnphase.histogram import HistogramConfig, StackedTransformer, make_dataset, run_histogram
 from attnphase.histogram.data import N_CLASSES, SEQ_LEN, VOCAB
-from attnphase.histogram.train import make_optimizer
+from attnphase.histogram.training import make_optimizer
 
 WIDTH, HIDDEN = 64, 128
 

@@ -141,7 +141,7 @@ def test_importing_and_drawing_leaves_the_backend_alone(tmp_path):
         import numpy as np
         import pandas as pd
         import attnphase, attnphase.figures.curves, attnphase.figures.histogram
-        from attnphase.histogram.run import HistogramConfig, HistogramResult, ModelResult
+        from attnphase.histogram import HistogramConfig, HistogramResult, ModelResult
         from attnphase.figures.curves import learning_curves
 
         rows = [dict(alpha=a, branch=b, kind=b, converged=True, theta=0.1 * (b == "semantic"),

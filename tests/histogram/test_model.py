@@ -17,7 +17,7 @@ from attnphase.histogram import (
     train,
 )
 from attnphase.histogram.data import seed_for
-from attnphase.histogram.train import History
+from attnphase.histogram.training import History
 
 
 @pytest.fixture(scope="module")

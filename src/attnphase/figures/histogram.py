@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 from matplotlib.patches import Rectangle
 
+from ..histogram.config import HistogramConfig
 from ..histogram.data import EXAMPLES, letters
-from ..histogram.run import HistogramConfig, HistogramResult
+from ..histogram.run import HistogramResult
 from .style import color, new_figure, save
 
 

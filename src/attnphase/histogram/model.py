@@ -23,10 +23,9 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from .config import MODES
 from .data import N_CLASSES, SEQ_LEN, VOCAB
 
-MODES = ("positional", "semantic", "free")
-RESTRICTED = ("positional", "semantic")
 WIDTH = 64
 HIDDEN = 128
 

@@ -4,105 +4,21 @@ plain SGD, and measure accuracies, parameter distances and mechanism scores."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from .._core.progress import progress_bar
-from ..params import check_nonnegative, check_positive
 from ..sim import pick_device
+from .config import HistogramConfig
 from .data import EXAMPLES, HistogramData, make_dataset, seed_for
 from .mechanism import mechanism_scores
-from .model import RESTRICTED, StackedTransformer
-from .train import History, TrainConfig, evaluate, train
-
-
-@dataclass(frozen=True)
-class HistogramConfig:
-    """The experiment. Adam stage (betas 0.9/0.98): `epochs` at most with the learning rate
-    following `schedule` over them, stopping once every run of a model reaches
-    `target_accuracy` on the validation set (None: all epochs). SGD stage: `retrain_epochs`
-    of plain SGD (`retrain_lr`) from the mapped model plus Gaussian noise of std `noise`.
-
-    Defaults are tuned for speed (benchmarks/bench_histogram.py): batch 64 and lr 3e-3 with a
-    cosine decay over 20 epochs reach 99.9 %, the accuracy the paper reports after 200 epochs
-    at batch 32, lr 1e-3; `schedule="constant"`, `batch_size=32`, `lr=1e-3`, `epochs=200` and
-    `retrain_epochs=100` is the authors' protocol."""
-
-    runs: int = 10
-    epochs: int = 20
-    batch_size: int = 64
-    lr: float = 3e-3
-    schedule: str = "cosine"
-    target_accuracy: float | None = 0.999
-    retrain_epochs: int = 20
-    retrain_lr: float = 1e-2
-    noise: float = 1e-3
-    n_sequences: int = 50_000
-    n_mechanism: int = 2000
-    models: tuple[str, ...] = RESTRICTED
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.runs < 1:
-            raise ValueError(f"runs must be >= 1, got {self.runs}")
-        if self.epochs < 1:
-            raise ValueError(f"epochs must be >= 1, got {self.epochs}")
-        check_positive("retrain_lr", self.retrain_lr)
-        if self.retrain_epochs < 0:
-            raise ValueError(f"retrain_epochs must be >= 0, got {self.retrain_epochs}")
-        check_nonnegative("noise", self.noise)
-        if self.n_mechanism < 2:
-            raise ValueError(f"n_mechanism must be >= 2, got {self.n_mechanism}")
-        bad = [m for m in self.models if m not in RESTRICTED]
-        if not self.models or bad:
-            raise ValueError(f"models must be a non-empty subset of {RESTRICTED}, got {bad}")
-        self.adam()  # validates batch_size, lr, schedule, target_accuracy
-
-    @classmethod
-    def quick(cls, **overrides) -> HistogramConfig:
-        """The quick mode: 3 runs per model, 6 epochs at most, stop at 95 %, 2 SGD epochs (its
-        time: the documentation gallery's histogram tutorial, measured at every build)."""
-        base = {"runs": 3, "epochs": 6, "target_accuracy": 0.95, "retrain_epochs": 2}
-        return cls(**{**base, **overrides})
-
-    def adam(self) -> TrainConfig:
-        return TrainConfig(
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            lr=self.lr,
-            optimizer="adam",
-            target_accuracy=self.target_accuracy,
-            schedule=self.schedule,
-        )
-
-    def sgd(self) -> TrainConfig:
-        return TrainConfig(
-            epochs=self.retrain_epochs,
-            batch_size=self.batch_size,
-            lr=self.retrain_lr,
-            optimizer="sgd",
-        )
-
-    def key(self) -> str:
-        """Content hash of every setting (names the SGD-stage checkpoints)."""
-        return _hash(asdict(self))
-
-    def adam_key(self) -> str:
-        """Content hash of the settings the Adam stage depends on (names the checkpoint
-        directory, so changing only the retraining reuses the trained models)."""
-        later = ("retrain_epochs", "retrain_lr", "noise", "n_mechanism", "models")
-        return _hash({k: v for k, v in asdict(self).items() if k not in later})
-
-
-def _hash(obj: dict) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+from .model import StackedTransformer
+from .training import History, evaluate, train
 
 
 @dataclass
@@ -290,9 +206,3 @@ def run_histogram(
         for mode in cfg.models
     ]
     return HistogramResult(cfg, models)
-
-
-def config_from(quick: bool, **overrides) -> HistogramConfig:
-    """The full (paper-sized) or quick configuration with explicit overrides applied."""
-    base = HistogramConfig.quick() if quick else HistogramConfig()
-    return replace(base, **{k: v for k, v in overrides.items() if v is not None})

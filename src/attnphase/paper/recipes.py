@@ -285,8 +285,7 @@ def make_histogram(out: Path, quick: bool = True, workers: int = 2, p=None):
     """The histogram task's figures (attention maps, training curves); resumes from per-epoch
     checkpoints in `out/HISTOGRAM_CHECKPOINTS`."""
     from ..figures.histogram import attention_figure, training_figure
-    from ..histogram import run_histogram
-    from ..histogram.run import config_from
+    from ..histogram import config_from, run_histogram
 
     result = run_histogram(
         config_from(quick), out / HISTOGRAM_CHECKPOINTS, progress=sys.stderr.isatty()

@@ -4,7 +4,6 @@ and atomic per-epoch checkpoints so an interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -13,45 +12,9 @@ from pathlib import Path
 import torch
 
 from ..io import atomic_output
-from ..params import check_positive
+from .config import TrainConfig
 from .data import HistogramData, seed_for
 from .model import StackedTransformer
-
-SCHEDULES = ("constant", "cosine")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """One training stage. `target_accuracy`: stop once every run's validation accuracy reaches
-    it (None: run all epochs). `optimizer`: "adam" (betas, lr) or "sgd" (plain, lr).
-    `schedule`: "constant" lr, or "cosine" decay from lr to 0 over `epochs` (set per epoch)."""
-
-    epochs: int = 200
-    batch_size: int = 32
-    lr: float = 1e-3
-    optimizer: str = "adam"
-    betas: tuple[float, float] = (0.9, 0.98)
-    target_accuracy: float | None = None
-    schedule: str = "constant"
-
-    def lr_at(self, epoch: int) -> float:
-        """Learning rate of epoch `epoch` (0-based)."""
-        if self.schedule == "constant":
-            return self.lr
-        return 0.5 * self.lr * (1.0 + math.cos(math.pi * epoch / self.epochs))
-
-    def __post_init__(self) -> None:
-        if self.epochs < 0:
-            raise ValueError(f"epochs must be >= 0, got {self.epochs}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
-        check_positive("lr", self.lr)
-        if self.optimizer not in ("adam", "sgd"):
-            raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
-        if self.target_accuracy is not None and not 0.0 < self.target_accuracy <= 1.0:
-            raise ValueError(f"target_accuracy must lie in (0, 1], got {self.target_accuracy}")
 
 
 @dataclass

@@ -846,3 +846,22 @@ def test_histogram_plot_is_a_folder_not_a_file_name(tmp_path, monkeypatch):
     assert res.exit_code == 2
     assert res.output.startswith("error: --plot: a folder for the task's two figures")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_paper_sized_run_says_what_it_costs_before_it_starts(tmp_path, monkeypatch):
+    """`demo --full` and `figure ... --full` run for hours: one warning line with the measured
+    reference (the full Fig. 3, 1 h 54 min) and how to stop, on stderr, before any work."""
+    import attnphase.paper.demo as demo_module
+    import attnphase.paper.recipes as recipes
+
+    started = []
+    monkeypatch.setattr(demo_module, "run_demo", lambda *a, **k: started.append("demo"))
+    monkeypatch.setitem(recipes.MAKERS, "fig2", lambda *a, **k: started.append("fig2"))
+    for args in (["demo", "--full"], ["figure", "fig2", "--full"]):
+        res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / args[0])])
+        assert res.exit_code == 0, res.output
+        assert res.stderr.startswith("warning: --full runs the paper's sizes: hours")
+        assert "1 h 54 min" in res.stderr and "the same command resumes" in res.stderr
+    assert started == ["demo", "fig2"]
+    quick = CliRunner().invoke(app, ["figure", "fig2", "--out", str(tmp_path / "q")])
+    assert quick.exit_code == 0 and "warning" not in quick.stderr

@@ -61,6 +61,8 @@ def figure(
             check_store_option(store, "--out")  # a corrupt store, named before any work
     except UsageError as err:
         fail(err)
+    if full:
+        warn_full()
     from ..histogram import CheckpointError
     from ..sweep import SweepError
 
@@ -77,6 +79,19 @@ def figure(
             done(name, time.perf_counter() - start)
     except (SweepError, CheckpointError) as err:  # e.g. a store in --out from an older attnphase
         fail(err)
+
+
+# the measured reference of a paper-sized run (docs/figures.md): the full Fig. 3
+FULL_NOTE = (
+    "--full runs the paper's sizes: hours on a 2-core machine (the full Fig. 3 alone took "
+    "1 h 54 min beside other jobs, docs/figures.md); Ctrl-C keeps every finished stage and "
+    "point, and the same command resumes"
+)
+
+
+def warn_full() -> None:
+    """One line on stderr before a paper-sized run starts: what it costs, how to stop it."""
+    typer.secho(f"warning: {FULL_NOTE}", err=True, fg="yellow")
 
 
 TABLE_COLUMNS = {
@@ -107,6 +122,8 @@ def demo(
         check_demo(out, num)
     except ValueError as err:
         fail(usage(err))
+    if full:
+        warn_full()
 
     def show(name: str, table) -> None:
         columns = [c for c in TABLE_COLUMNS[name] if c in table]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from attnphase import QMC, Causal, GaussHermite, ModelParams, solve
 from attnphase.params import variant_of
 from attnphase.prox import PROBE, attention_form, global_prox
 from attnphase.theory.method import resolve_method
+
+from .forms import assert_prox_backends_agree, channel_problems
 
 A_CAUSAL = ((1.0, 0.0), (0.4, 0.6))  # the paper's second row; the first row sees token 1 alone
 
@@ -52,25 +53,10 @@ def test_the_exact_channel_refuses_a_mask_and_auto_picks_qmc():
 @pytest.mark.parametrize("L,r", [(3, 1), (4, 2)])
 def test_the_prox_backends_agree_on_a_causal_mask(L, r):
     """numba and torch: the same global minimiser and envelope (the channel's loss, probe on)."""
-    g = torch.Generator().manual_seed(L + r)
-    N = 40
-    w = 1.5 * torch.randn(N, L, r, generator=g, dtype=torch.float64)
-    Vinv = torch.eye(r, dtype=torch.float64) / 3.0
-    T = torch.softmax(torch.randn(N, L, L, generator=g, dtype=torch.float64), -1)
-    s2 = 0.25
-    K, Cm, c = s2 * torch.eye(L, dtype=torch.float64), s2 * T, 0.5 * s2 * (T * T).sum((-1, -2))
-    starts = torch.stack([w, torch.zeros_like(w)], 1)
-    runs = {
-        backend: global_prox(
-            w, Vinv, K, Cm, c, starts, probe=PROBE, variant=Causal(), backend=backend
-        )
-        for backend in ("numba", "torch")
-    }
-    assert torch.allclose(runs["numba"].envelope, runs["torch"].envelope, rtol=0, atol=1e-12)
-    assert torch.allclose(runs["numba"].h, runs["torch"].h, rtol=0, atol=1e-8)
-    assert bool(runs["numba"].stationary.all())
-    unmasked = global_prox(w, Vinv, K, Cm, c, starts, probe=PROBE)
-    assert float((unmasked.envelope - runs["numba"].envelope).abs().max()) > 1e-3
+    problems = channel_problems(40, L, r, seed=L + r)
+    masked = assert_prox_backends_agree(problems, Causal())
+    unmasked = global_prox(*problems, probe=PROBE)
+    assert float((unmasked.envelope - masked.envelope).abs().max()) > 1e-3
 
 
 def test_the_attention_form_of_each_variant():

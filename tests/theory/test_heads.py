@@ -16,12 +16,13 @@ from typer.testing import CliRunner
 
 from attnphase import QMC, ModelParams, solve
 from attnphase.cli import app
-from attnphase.ops import array, compiled, tensor
 from attnphase.ops.form import AttentionForm
 from attnphase.params import Heads, Tied, variant_of
 from attnphase.prox import PROBE, attention_form, global_prox
 from attnphase.sim.models import Layout, penalty, student_map
 from attnphase.theory.attention import valid_branches
+
+from .forms import assert_derivatives_match_autograd, assert_prox_backends_agree, channel_problems
 
 
 @pytest.mark.parametrize(
@@ -53,30 +54,8 @@ def test_heads_derivatives_match_autograd_in_torch_and_numba(L, H, r, causal):
     """A wrong 1/H, a missing cross-head term J_a K J_b or a head's columns misread would each
     move the Hessian by O(1)."""
     g = torch.Generator().manual_seed(L * H + r)
-    form = AttentionForm(0, causal, H)
-    R = H * r
-    h = torch.randn(L, R, generator=g, dtype=torch.float64)
-    B = torch.randn(L, L, generator=g, dtype=torch.float64)
-    K, Cm, c = B @ B.T, torch.randn(L, L, generator=g, dtype=torch.float64), torch.tensor(0.7)
-
-    def loss(x):
-        return tensor.loss(x.reshape(L, R), K, Cm, c.double(), form)
-
-    grad = torch.autograd.functional.jacobian(loss, h.reshape(-1))
-    hess = torch.autograd.functional.hessian(loss, h.reshape(-1))
-    _, tg, tH = tensor.loss_derivatives(h, K, Cm, c.double(), form=form)
-    assert torch.allclose(tg.reshape(-1), grad, rtol=0, atol=1e-12)
-    assert torch.allclose(tH, hess, rtol=0, atol=1e-12)
-    S, P = np.empty((L, L)), np.empty((L, L))
-    ng, nH = np.empty(L * R), np.empty((L * R, L * R))
-    hn, Kn = h.numpy(), K.numpy()
-    compiled.attention(hn, S, form)
-    np.testing.assert_allclose(S, tensor.attention(h, form).numpy(), rtol=0, atol=1e-15)
-    np.testing.assert_allclose(array.attention(hn, form), S, rtol=0, atol=1e-15)
-    work = compiled.hessian_scratch(L, R)
-    compiled.loss_derivatives_at(hn, Kn, np.nonzero(Kn), Cm.numpy(), S, P, ng, nH, work, form)
-    np.testing.assert_allclose(ng, grad.numpy(), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(nH, hess.numpy(), rtol=0, atol=1e-12)
+    h = torch.randn(L, H * r, generator=g, dtype=torch.float64)
+    assert_derivatives_match_autograd(h, AttentionForm(0, causal, H), seed=L * H + r + 1)
 
 
 def test_identical_heads_are_one_head_with_the_ridge_of_every_copy():
@@ -95,23 +74,12 @@ def test_identical_heads_are_one_head_with_the_ridge_of_every_copy():
 
 
 def test_the_prox_backends_agree_on_heads_and_the_form_reads_them():
-    g = torch.Generator().manual_seed(3)
-    N, L, R = 40, 3, 2
-    w = 1.5 * torch.randn(N, L, R, generator=g, dtype=torch.float64)
-    Vinv = torch.eye(R, dtype=torch.float64) / 3.0
-    T = torch.softmax(torch.randn(N, L, L, generator=g, dtype=torch.float64), -1)
-    s2 = 0.25
-    K, Cm, c = s2 * torch.eye(L, dtype=torch.float64), s2 * T, 0.5 * s2 * (T * T).sum((-1, -2))
-    starts = torch.stack([w, torch.zeros_like(w)], 1)
-    runs = {
-        b: global_prox(w, Vinv, K, Cm, c, starts, probe=PROBE, variant=Heads(2), backend=b)
-        for b in ("numba", "torch")
-    }
-    assert torch.allclose(runs["numba"].envelope, runs["torch"].envelope, rtol=0, atol=1e-12)
-    assert torch.allclose(runs["numba"].h, runs["torch"].h, rtol=0, atol=1e-8)
-    assert bool(runs["numba"].stationary.all())
-    rank_two = global_prox(w, Vinv, K, Cm, c, starts, probe=PROBE)  # one head of rank 2
-    assert float((rank_two.envelope - runs["numba"].envelope).abs().max()) > 1e-3
+    problems = channel_problems(40, 3, 2, seed=3)
+    heads = assert_prox_backends_agree(problems, Heads(2))
+    rank_two = global_prox(*problems, probe=PROBE)  # one head of rank 2
+    assert float((rank_two.envelope - heads.envelope).abs().max()) > 1e-3
+    w, Vinv, K, Cm, c, starts = problems
+    N, L = w.shape[:2]
     assert attention_form(Heads(3), 3).describe() == (0, False, 3, ())
     with pytest.raises(ValueError, match="heads: the fields' width 3 is not a multiple"):
         global_prox(

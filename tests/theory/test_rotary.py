@@ -16,11 +16,13 @@ from typer.testing import CliRunner
 
 from attnphase import QMC, ModelParams, solve
 from attnphase.cli import app
-from attnphase.ops import array, compiled, tensor
+from attnphase.ops import tensor
 from attnphase.ops.form import AttentionForm
 from attnphase.params import Rotary, variant_of
 from attnphase.prox import PROBE, attention_form, global_prox
 from attnphase.theory.attention import valid_branches
+
+from .forms import assert_derivatives_match_autograd, assert_prox_backends_agree, channel_problems
 
 NO_ENCODINGS = ((0.0,), (0.0,))
 
@@ -73,48 +75,16 @@ def test_rotary_logits_and_derivatives_in_every_backend(L, freqs, causal):
     if causal:
         want = want.masked_fill(torch.ones(L, L, dtype=torch.bool).triu(1), -torch.inf)
     assert torch.allclose(Z, want, rtol=0, atol=1e-12)
-    B = torch.randn(L, L, generator=g, dtype=torch.float64)
-    K, Cm, c = B @ B.T, torch.randn(L, L, generator=g, dtype=torch.float64), torch.tensor(0.7)
-
-    def loss(x):
-        return tensor.loss(x.reshape(L, R), K, Cm, c.double(), form)
-
-    grad = torch.autograd.functional.jacobian(loss, h.reshape(-1))
-    hess = torch.autograd.functional.hessian(loss, h.reshape(-1))
-    _, tg, tH = tensor.loss_derivatives(h, K, Cm, c.double(), form=form)
-    assert torch.allclose(tg.reshape(-1), grad, rtol=0, atol=1e-12)
-    assert torch.allclose(tH, hess, rtol=0, atol=1e-12)
-    S, P = np.empty((L, L)), np.empty((L, L))
-    ng, nH = np.empty(L * R), np.empty((L * R, L * R))
-    hn, Kn = h.numpy(), K.numpy()
-    compiled.attention(hn, S, form)
-    np.testing.assert_allclose(S, tensor.attention(h, form).numpy(), rtol=0, atol=1e-15)
-    np.testing.assert_allclose(array.attention(hn, form), S, rtol=0, atol=1e-15)
-    work = compiled.hessian_scratch(L, R)
-    compiled.loss_derivatives_at(hn, Kn, np.nonzero(Kn), Cm.numpy(), S, P, ng, nH, work, form)
-    np.testing.assert_allclose(ng, grad.numpy(), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(nH, hess.numpy(), rtol=0, atol=1e-12)
+    assert_derivatives_match_autograd(h, form, seed=L + 1)
 
 
 def test_the_prox_backends_agree_on_rotations():
-    g = torch.Generator().manual_seed(5)
-    N, L, R = 40, 3, 2
-    w = 1.5 * torch.randn(N, L, R, generator=g, dtype=torch.float64)
-    Vinv = torch.eye(R, dtype=torch.float64) / 3.0
-    T = torch.softmax(torch.randn(N, L, L, generator=g, dtype=torch.float64), -1)
-    s2 = 0.25
-    K, Cm, c = s2 * torch.eye(L, dtype=torch.float64), s2 * T, 0.5 * s2 * (T * T).sum((-1, -2))
-    starts = torch.stack([w, torch.zeros_like(w)], 1)
+    problems = channel_problems(40, 3, 2, seed=5)
     variant = Rotary((1.0,))
-    runs = {
-        b: global_prox(w, Vinv, K, Cm, c, starts, probe=PROBE, variant=variant, backend=b)
-        for b in ("numba", "torch")
-    }
-    assert torch.allclose(runs["numba"].envelope, runs["torch"].envelope, rtol=0, atol=1e-12)
-    assert torch.allclose(runs["numba"].h, runs["torch"].h, rtol=0, atol=1e-8)
-    assert bool(runs["numba"].stationary.all())
-    plain = global_prox(w, Vinv, K, Cm, c, starts, probe=PROBE)
-    assert float((plain.envelope - runs["numba"].envelope).abs().max()) > 1e-3
+    rotated = assert_prox_backends_agree(problems, variant)
+    plain = global_prox(*problems, probe=PROBE)
+    assert float((plain.envelope - rotated.envelope).abs().max()) > 1e-3
+    w, Vinv, K, Cm, c, starts = problems
     assert attention_form(variant, 2).describe() == (0, False, 1, (1.0,))
     with pytest.raises(ValueError, match="rotary: 1 frequencies rotate fields of width 2"):
         global_prox(w[..., :1], Vinv[:1, :1], K, Cm, c, starts[..., :1], variant=variant)

@@ -104,6 +104,26 @@ def loss(
     return c - (S * Cm).sum((-1, -2)) + 0.5 * ((S @ K) * S).sum((-1, -2))
 
 
+def _value_and_slope(
+    S: torch.Tensor, K: torch.Tensor, Cm: torch.Tensor, c: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """g = c - tr(S Cm^T) + 1/2 tr(S K S^T) and P = dg/dZ = S (U - rowsum(S U)), U = S K - Cm,
+    at the attention S (§8)."""
+    SK = S @ K
+    value = c - (S * Cm).sum((-1, -2)) + 0.5 * (SK * S).sum((-1, -2))
+    U = SK - Cm
+    return value, S * (U - (S * U).sum(-1, keepdim=True))
+
+
+def _row_curvature(S: torch.Tensor, P: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
+    """d2g/dz_i^2 = J_i K J_i + diag(p_i) - s_i p_i^T - p_i s_i^T for every row i, (..., i, k, k'),
+    J_i = diag(s_i) - s_i s_i^T (§8)."""
+    J = torch.diag_embed(S) - S.unsqueeze(-1) * S.unsqueeze(-2)
+    Hz = J @ K.unsqueeze(-3) @ J
+    Hz = Hz + torch.diag_embed(P) - S.unsqueeze(-1) * P.unsqueeze(-2)
+    return Hz - P.unsqueeze(-1) * S.unsqueeze(-2)
+
+
 def _paired(h: torch.Tensor, key_start: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(h Pi^T, h Pi): (h_K, 0) and (0, h_Q) for untied fields, dZ_ik/dh_ic = (h Pi^T)_kc for
     the row i and dZ_ik/dh_kc = (h Pi)_ic for the column k."""
@@ -160,10 +180,7 @@ def loss_derivatives(
         return _rotary_loss_derivatives(h, K, Cm, c, hessian, form)
     key_start = form.key_start
     S = attention(h, form)
-    SK = S @ K
-    value = c - (S * Cm).sum((-1, -2)) + 0.5 * (SK * S).sum((-1, -2))
-    U = SK - Cm
-    P = S * (U - (S * U).sum(-1, keepdim=True))  # dg/dZ
+    value, P = _value_and_slope(S, K, Cm, c)
     Pt = P.transpose(-1, -2)
     if key_start == 0:
         sym = P + Pt
@@ -176,10 +193,7 @@ def loss_derivatives(
         return value, grad, None
     L, r = h.shape[-2], h.shape[-1]
     eye = torch.eye(L, dtype=h.dtype, device=h.device)
-    J = torch.diag_embed(S) - S.unsqueeze(-1) * S.unsqueeze(-2)  # (..., i, k, k')
-    Hz = J @ K.unsqueeze(-3) @ J  # d2g/dz_i^2
-    Hz = Hz + torch.diag_embed(P) - S.unsqueeze(-1) * P.unsqueeze(-2)
-    Hz = Hz - P.unsqueeze(-1) * S.unsqueeze(-2)
+    Hz = _row_curvature(S, P, K)
     # E[i, k, a, c] = dZ_ik/dh_ac = delta_ia (h Pi^T)_kc + delta_ka (h Pi)_ic
     E = eye[:, None, :, None] * row.unsqueeze(-2).unsqueeze(-4)
     E = E + eye[None, :, :, None] * col.unsqueeze(-2).unsqueeze(-2)
@@ -248,23 +262,13 @@ def _rotary_loss_derivatives(
     G = rotations(L, form.rotary, h)
     Rh = rotated_keys(h, G)  # (..., i, k, c) = (G_ik h_k)_c
     S = torch.softmax(logits(h, form), dim=-1)
-    SK = S @ K
-    value = c - (S * Cm).sum((-1, -2)) + 0.5 * (SK * S).sum((-1, -2))
-    U = SK - Cm
-    P = S * (U - (S * U).sum(-1, keepdim=True))  # dg/dZ
+    value, P = _value_and_slope(S, K, Cm, c)
     sym = P + P.transpose(-1, -2)
     grad = torch.einsum("...ak,...akc->...ac", sym, Rh)
     if not hessian:
         return value, grad, None
     eye = torch.eye(L, dtype=h.dtype, device=h.device)
-    J = torch.diag_embed(S) - S.unsqueeze(-1) * S.unsqueeze(-2)
-    Hz = J @ K.unsqueeze(-3) @ J
-    Hz = (
-        Hz
-        + torch.diag_embed(P)
-        - S.unsqueeze(-1) * P.unsqueeze(-2)
-        - P.unsqueeze(-1) * S.unsqueeze(-2)
-    )
+    Hz = _row_curvature(S, P, K)
     # E[i, k, a, c] = dZ_ik/dh_ac = delta_ia (G_ik h_k)_c + delta_ka (G_ki h_i)_c
     E = eye[:, None, :, None] * Rh.unsqueeze(-2)
     E = E + eye[None, :, :, None] * Rh.transpose(-2, -3).unsqueeze(-2)

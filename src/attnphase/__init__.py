@@ -4,7 +4,7 @@ The public API, importable from here:
 
 - the model: `ModelParams` with its variant `Tied`, `Untied`, `Mixture`, `Causal`, `Heads` or
   `Rotary`; `STANDARD_A`;
-- the theory (state evolution): `solve`, `learning_curve`, `learning_curves` with an
+- the theory (state evolution): `solve`, `solve_batch`, `learning_curve`, `learning_curves` with an
   integration method `GaussHermite` or `QMC`, returning `TheoryResult`; `ConvergenceError`,
   `NonConvergenceWarning`; `with_stability`; the linear baseline `linear_test_error`;
 - the transitions alpha_c, alpha_l and the spinodals: `find_transitions` (`Transitions`) and
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         learning_curve,
         learning_curves,
         solve,
+        solve_batch,
     )
     from .theory.baseline import linear_test_error
     from .transitions import Transitions, find_transitions
@@ -69,6 +70,7 @@ _LAZY = {
     "learning_curve": "theory",
     "learning_curves": "theory",
     "solve": "theory",
+    "solve_batch": "theory",
     "linear_test_error": "theory.baseline",
     "Transitions": "transitions",
     "find_transitions": "transitions",
@@ -111,6 +113,7 @@ __all__ = [
     "learning_curves",
     "linear_test_error",
     "solve",
+    "solve_batch",
     "transition_table",
     "family_model",
     "ScanSettings",

@@ -49,7 +49,7 @@ def attention_form(variant: Variant, width: int) -> AttentionForm:
     return AttentionForm(key_start_of(variant, width), causal, heads, rotary)
 
 
-def _check(backend: str, w, K, starts, probe: int, variant: Variant) -> str:
+def _check(backend: str, w, Vinv, K, starts, probe: int, variant: Variant) -> str:
     """The backend that runs (the resolved "auto"); ValueError in one line for what it cannot."""
     if backend not in ("auto", *BACKENDS):
         raise ValueError(f"backend must be 'auto' or one of {BACKENDS}, got {backend!r}")
@@ -73,6 +73,8 @@ def _check(backend: str, w, K, starts, probe: int, variant: Variant) -> str:
             f"rotary: {variant.pairs} frequencies rotate fields of width {2 * variant.pairs}, "
             f"got {r}"
         )
+    if tuple(Vinv.shape) not in ((r, r), (N, r, r)):
+        raise ValueError(f"Vinv must have shape {(r, r)} or {(N, r, r)}, got {tuple(Vinv.shape)}")
     if backend == "numba" and w.device.type != "cpu":
         raise ValueError(f"backend 'numba' runs on the CPU, the fields are on {w.device}")
     if backend == "closed-form":
@@ -84,6 +86,10 @@ def _check(backend: str, w, K, starts, probe: int, variant: Variant) -> str:
             )
         if probe > 0:
             raise ValueError("backend 'closed-form' has its analytic starts, no probe: probe=0")
+        if Vinv.dim() == 3:
+            raise ValueError(
+                "backend 'closed-form' needs one shared Vinv (1, 1), not one per problem"
+            )
         if K.shape[-2:] != (2, 2) or not bool((K == K.reshape(-1, 4)[0, 0] * eye).all()):
             raise ValueError("backend 'closed-form' needs the channel's loss, K = sigma^2 I shared")
     return backend
@@ -111,12 +117,13 @@ def global_prox(
     Newton from the n_best lowest of them. gtol: on the gradient's largest entry (closed form:
     its Euclidean norm); max_iter: Newton steps per start.
 
-    w (N, L, r); Vinv (r, r); K, Cm: (N, L, L) per sample or (L, L) shared; c: (N,) or scalar.
+    w (N, L, r); Vinv (r, r) shared or (N, r, r) per problem (several fixed points' fields in
+    one call: the batch axis); K, Cm: (N, L, L) per sample or (L, L) shared; c: (N,) or scalar.
     variant `Untied()`: the fields are (h_Q, h_K), r = 2 r_Q columns; `Heads(H)`: H heads of
     r / H columns each. `backend`: see the module
     docstring; each refuses what it cannot serve with a ValueError.
     """
-    backend = _check(backend, w, K, starts, probe, variant)
+    backend = _check(backend, w, Vinv, K, starts, probe, variant)
     if backend == "closed-form":
         from .closed_form import global_prox_closed_form
 

@@ -27,9 +27,24 @@ def eigh(H: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def block_metric(Vinv: torch.Tensor, L: int) -> torch.Tensor:
-    """I_L (x) V^{-1}: the Hessian of the quadratic term of F in the row-major flattening."""
+    """I_L (x) V^{-1}: the Hessian of the quadratic term of F in the row-major flattening;
+    Vinv (r, r), or (N, r, r) per problem giving (N, L r, L r)."""
+    eye = torch.eye(L, dtype=Vinv.dtype, device=Vinv.device)
+    if Vinv.dim() == 3:
+        N, r, _ = Vinv.shape
+        return torch.einsum("ij,nab->niajb", eye, Vinv).reshape(N, L * r, L * r)
     # contiguous: torch.kron fails on the transposed layout torch.linalg.inv returns for r >= 2
-    return torch.kron(torch.eye(L, dtype=Vinv.dtype, device=Vinv.device), Vinv.contiguous())
+    return torch.kron(eye, Vinv.contiguous())
+
+
+def smallest_eigenvalue(Vinv: torch.Tensor) -> torch.Tensor:
+    """lambda_min(V^{-1}): a scalar for Vinv (r, r), (N,) for Vinv (N, r, r)."""
+    return torch.linalg.eigvalsh(Vinv)[..., 0]
+
+
+def _rows(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """x's rows idx when x is per problem (a leading axis), x itself when shared."""
+    return x[idx] if x.dim() == 3 else x
 
 
 def moreau_objective(
@@ -60,7 +75,7 @@ def newton(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Local minimisers of F from the starts h (N, L, r); returns (h, F, stationary).
 
-    K, Cm (N, L, L) and c (N,) are per problem; Vinv (r, r) is shared.
+    K, Cm (N, L, L) and c (N,) are per problem; Vinv (r, r) shared or (N, r, r) per problem.
 
     Problems leave the active set when their gradient is below gtol (max-abs), their step
     vanishes, or no backtracking step decreases F.
@@ -68,7 +83,7 @@ def newton(
     N, L, r = h.shape
     h = h.clone()
     metric = block_metric(Vinv, L)
-    floor = FLOOR * torch.linalg.eigvalsh(Vinv)[0]
+    floor = FLOOR * smallest_eigenvalue(Vinv)
     fval = moreau_objective(h, w, Vinv, K, Cm, c, form)
     stationary = torch.zeros(N, dtype=torch.bool, device=h.device)
     active = torch.arange(N, device=h.device)
@@ -77,12 +92,14 @@ def newton(
             break
         ha, wa = h[active], w[active]
         Ka, Cma, ca = K[active], Cm[active], c[active]
+        Va = _rows(Vinv, active)
+        floor_a = floor[active, None] if floor.dim() else floor  # per problem: a column
         _, grad, Hg = loss_derivatives(ha, Ka, Cma, ca, form=form)
-        grad = (grad + (ha - wa) @ Vinv).reshape(-1, L * r)
+        grad = (grad + (ha - wa) @ Va).reshape(-1, L * r)
         small = grad.abs().amax(-1) < gtol
         stationary[active[small]] = True
-        lam, U = eigh(Hg + metric)
-        step = -(U / lam.abs().clamp_min(floor).unsqueeze(-2)) @ (
+        lam, U = eigh(Hg + _rows(metric, active))
+        step = -(U / lam.abs().clamp_min(floor_a).unsqueeze(-2)) @ (
             U.transpose(-1, -2) @ grad.unsqueeze(-1)
         )
         step = step.squeeze(-1)
@@ -90,10 +107,11 @@ def newton(
         scale = 1.0 + ha.reshape(-1, L * r).norm(dim=-1)
         done = small | (size < XTOL * scale)
         slope = (grad * step).sum(-1)
-        pure = (lam[:, 0] > floor) & (size < NEWTON_ZONE * scale)
+        definite = lam[:, 0] > (floor_a.squeeze(-1) if floor.dim() else floor)
+        pure = definite & (size < NEWTON_ZONE * scale)
         fa = fval[active]
         cand = ha + step.reshape(-1, L, r)
-        fc = moreau_objective(cand, wa, Vinv, Ka, Cma, ca, form)
+        fc = moreau_objective(cand, wa, Va, Ka, Cma, ca, form)
         ok = pure | (fc <= fa + ARMIJO * slope)
         t = torch.ones_like(fa)
         retry = torch.nonzero(~ok & ~done).squeeze(-1)
@@ -102,7 +120,8 @@ def newton(
                 break
             t[retry] *= 0.5
             trial = ha[retry] + t[retry, None, None] * step[retry].reshape(-1, L, r)
-            ft = moreau_objective(trial, wa[retry], Vinv, Ka[retry], Cma[retry], ca[retry], form)
+            Vr = _rows(Va, retry)
+            ft = moreau_objective(trial, wa[retry], Vr, Ka[retry], Cma[retry], ca[retry], form)
             good = ft <= fa[retry] + ARMIJO * t[retry] * slope[retry]
             cand[retry[good]] = trial[good]
             fc[retry[good]] = ft[good]
@@ -123,10 +142,11 @@ def probe_starts(
     ball = torch.as_tensor(ball_points(n, L, r), dtype=w.dtype, device=w.device)
     c = torch.as_tensor(c, dtype=w.dtype, device=w.device)
     g0 = loss(w, K, Cm, c, form).clamp_min(0.0)
-    radius = (2.0 / torch.linalg.eigvalsh(Vinv)[0] * g0).sqrt()
+    radius = (2.0 / smallest_eigenvalue(Vinv) * g0).sqrt()
     pts = w.unsqueeze(1) + radius[:, None, None, None] * ball
     cc = c.unsqueeze(-1) if c.dim() else c
-    fp = moreau_objective(pts, w.unsqueeze(1), Vinv, K.unsqueeze(-3), Cm.unsqueeze(-3), cc, form)
+    Vp = Vinv.unsqueeze(1) if Vinv.dim() == 3 else Vinv
+    fp = moreau_objective(pts, w.unsqueeze(1), Vp, K.unsqueeze(-3), Cm.unsqueeze(-3), cc, form)
     idx = fp.topk(min(n_best, n), dim=1, largest=False).indices
     return pts[torch.arange(N, device=w.device)[:, None], idx]
 
@@ -151,6 +171,8 @@ def global_prox_torch(
         extra = probe_starts(w, Vinv, K, Cm, c, probe, n_best, form)
         starts = torch.cat([starts, extra], dim=1)
     N, S, L, r = starts.shape
+    if Vinv.dim() == 3:
+        Vinv = Vinv.repeat_interleave(S, dim=0)
     K, Cm, c = (
         torch.broadcast_to(x, shape).repeat_interleave(S, dim=0)
         for x, shape in ((K, (N, L, L)), (Cm, (N, L, L)), (c, (N,)))

@@ -158,6 +158,7 @@ CALL_MIN = 256
 def global_prox_kernel(
     w,
     Vinv,
+    group,
     K,
     Cm,
     c,
@@ -177,12 +178,17 @@ def global_prox_kernel(
     minimiser when g >= 0); the lowest F is kept (outputs written in place; out_start = S + k
     for the k-th probe start).
 
-    K, Cm, c have a leading axis of length N (per problem) or 1 (shared); form: the
-    attention's form, its key column and mask (`attnphase.ops.compiled`)."""
+    K, Cm, c have a leading axis of length N (per problem) or 1 (shared); Vinv (B, r, r) holds
+    B matrices, problem i taking Vinv[group[i]] (group of length N, or 1: all take Vinv[0]);
+    form: the attention's form, its key column and mask (`attnphase.ops.compiled`)."""
     N, S_, L, r = starts.shape
-    lam = np.linalg.eigvalsh(Vinv)
-    floor = FLOOR * lam[0]
-    vmax = 1.0 / lam[0]
+    B = Vinv.shape[0]
+    floors = np.empty(B)
+    vmaxs = np.empty(B)
+    for b in range(B):
+        lam = np.linalg.eigvalsh(Vinv[b])
+        floors[b] = FLOOR * lam[0]
+        vmaxs[b] = 1.0 / lam[0]
     n_probe = probe.shape[0]
     n_keep = min(n_best, n_probe)
     for chunk in prange((N + _CHUNK - 1) // _CHUNK):
@@ -194,6 +200,10 @@ def global_prox_kernel(
             Ki = K[i] if K.shape[0] > 1 else K[0]
             Cmi = Cm[i] if Cm.shape[0] > 1 else Cm[0]
             ci = c[i] if c.shape[0] > 1 else c[0]
+            gi = group[i] if group.shape[0] > 1 else group[0]
+            Vi = Vinv[gi]
+            floor = floors[gi]
+            vmax = vmaxs[gi]
             wi = w[i]
             Knz = np.nonzero(Ki)
             best = np.inf
@@ -206,16 +216,30 @@ def global_prox_kernel(
                         radius = math.sqrt(2.0 * vmax * max(g0, 0.0))
                         for p in range(n_probe):
                             probe_point(h, wi, radius, probe[p])
-                            fp[p] = objective(h, wi, Vinv, Ki, Cmi, ci, S, form)
+                            fp[p] = objective(h, wi, Vi, Ki, Cmi, ci, S, form)
                         order = np.argsort(fp)
                     probe_point(h, wi, radius, probe[order[s - S_]])
-                f, stat = newton(h, wi, Vinv, Ki, Knz, Cmi, ci, gtol, max_iter, floor, form, work)
+                f, stat = newton(h, wi, Vi, Ki, Knz, Cmi, ci, gtol, max_iter, floor, form, work)
                 if f < best:
                     best = f
                     out_h[i] = h
                     out_f[i] = f
                     out_start[i] = s
                     out_stat[i] = stat
+
+
+def _distinct(Vinv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct matrices of a stack (N, r, r) and each problem's index among them (one index
+    when all are equal): the kernel decomposes each distinct V^{-1} once."""
+    if Vinv.shape[0] == 1:
+        return Vinv, np.zeros(1, dtype=np.int64)
+    flat = Vinv.reshape(Vinv.shape[0], -1)
+    change = np.flatnonzero(np.any(flat[1:] != flat[:-1], axis=1)) + 1
+    if change.size == 0:
+        return Vinv[:1].copy(), np.zeros(1, dtype=np.int64)
+    edges = np.concatenate([[0], change])
+    group = np.repeat(np.arange(edges.size), np.diff(np.append(edges, Vinv.shape[0])))
+    return np.ascontiguousarray(Vinv[edges]), group.astype(np.int64)
 
 
 def global_prox_numba(
@@ -232,7 +256,8 @@ def global_prox_numba(
     max_iter: int,
     form: AttentionForm,
 ) -> ProxResult:
-    """`attnphase.prox.global_prox` on CPU tensors through `global_prox_kernel`."""
+    """`attnphase.prox.global_prox` on CPU tensors through `global_prox_kernel`; Vinv (r, r)
+    shared or (N, r, r) per problem."""
     N, S, L, r = starts.shape
 
     def arr(x, shape):
@@ -244,16 +269,20 @@ def global_prox_numba(
     out_ok = np.empty(N, dtype=np.bool_)
     w_, starts_ = arr(w, (N, L, r)), arr(starts, (N, S, L, r))
     K_, Cm_, c_ = arr(K, (-1, L, L)), arr(Cm, (-1, L, L)), arr(c, (-1,))
-    Vinv_, points = arr(Vinv, (r, r)), ball_points(probe, L, r)
+    Vinv_, group = _distinct(arr(Vinv, (-1, r, r)))
+    points = ball_points(probe, L, r)
     # one call per slice of the problems, so that Ctrl-C is seen between calls (a call cannot
     # be interrupted: at L = 12 one over every point of a scrambling took 35 s)
     step = max(CALL_MIN, CALL_WORK // (L * r) ** 2)
     for a in range(0, N, step):
         part = slice(a, min(N, a + step))
-        K_part, Cm_part, c_part = (x[part] if x.shape[0] > 1 else x for x in (K_, Cm_, c_))
-        global_prox_kernel(  # K, Cm, c per problem are sliced, shared ones passed whole
+        K_part, Cm_part, c_part, g_part = (
+            x[part] if x.shape[0] > 1 else x for x in (K_, Cm_, c_, group)
+        )
+        global_prox_kernel(  # K, Cm, c, V per problem are sliced, shared ones passed whole
             w_[part],
             Vinv_,
+            g_part,
             K_part,
             Cm_part,
             c_part,

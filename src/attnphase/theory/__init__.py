@@ -1,10 +1,10 @@
 """High-dimensional theory of low-rank dot-product attention (docs/theory.md §2-§7, §9).
 
-One entry point (`solve`, `learning_curve`, `learning_curves` in `engine`) and one result record
-(`TheoryResult`) for every model; the integration method (`GaussHermite`: the exact L = 2
-channel, `gauss_hermite`; `QMC`: any model, `qmc`) chooses the channel. Branches and their
-continuation are in `branches`, the fixed-point loop in `iterate`, the equations of §7 in
-`overlaps`, the linear baseline in `baseline`.
+One entry point (`solve`, `solve_batch`, `learning_curve`, `learning_curves` in `engine`) and
+one result record (`TheoryResult`) for every model; the integration method (`GaussHermite`: the
+exact L = 2 channel, `gauss_hermite`; `QMC`: any model, `qmc`) chooses the channel. Branches
+and their continuation are in `branches`, the fixed-point loop (and its batch axis) in
+`iterate`, the equations of §7 in `overlaps`, the linear baseline in `baseline`.
 """
 
 from __future__ import annotations
@@ -25,13 +25,27 @@ from .method import (
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
 
 if TYPE_CHECKING:
-    from .engine import BRANCHES, fill_unconverged, learning_curve, learning_curves, solve
+    from .engine import (
+        BRANCHES,
+        fill_unconverged,
+        learning_curve,
+        learning_curves,
+        solve,
+        solve_batch,
+    )
 
 # the engine (numba, scipy) loads on first use: importing the package for its method and
 # result types (the CLI's option defaults) stays light
 _LAZY = {
     name: "engine"
-    for name in ("BRANCHES", "fill_unconverged", "learning_curve", "learning_curves", "solve")
+    for name in (
+        "BRANCHES",
+        "fill_unconverged",
+        "learning_curve",
+        "learning_curves",
+        "solve",
+        "solve_batch",
+    )
 }
 
 
@@ -55,4 +69,5 @@ __all__ = [
     "learning_curves",
     "resolve_method",
     "solve",
+    "solve_batch",
 ]

@@ -18,10 +18,12 @@ from .._core.interrupt import PartialInterrupt
 from ..params import ModelParams, check_alpha
 from .branches import BRANCHES
 from .gauss_hermite.engine import exact_curve, solve_exact
+from .iterate import gather, run
 from .method import QMC, GaussHermite, Method, resolve_method
 from .overlaps import MatrixOverlaps
 from .precision import refine
-from .qmc.engine import qmc_curve, solve_qmc
+from .qmc.channel import moments_many
+from .qmc.engine import qmc_curve, solve_qmc, solve_qmc_steps
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
 
 
@@ -136,6 +138,48 @@ def solve_cold(alpha: float, p: ModelParams, branch: str, method: Method) -> The
     if isinstance(m, GaussHermite):
         return solve_exact(alpha, p, None, branch, m)
     return solve_qmc(alpha, p, None, branch, m)
+
+
+def solve_batch(
+    points: Iterable[tuple[float, ModelParams | None, str]],
+    *,
+    method: Method | str = "auto",
+    strict: bool = False,
+) -> list[TheoryResult]:
+    """Many fixed points, each (alpha, model, branch) started cold, in the order given.
+
+    The batch axis: the QMC points are iterated together, every round's prox problems of all
+    of them (and of all their scramblings) in one call, each point with its own convergence,
+    damping, history and warm starts, a finished point dropping out; each result is the one
+    `solve` gives alone, to the bit. Gauss-Hermite points are solved one after another.
+    method: as in `solve` ("auto": Gauss-Hermite where it applies, per point).
+
+    Examples
+    --------
+    >>> from attnphase import QMC, ModelParams, solve_batch
+    >>> p = ModelParams()
+    >>> rs = solve_batch([(1.0, p, "positional"), (2.0, p, "semantic")], method=QMC(256, 2))
+    >>> [r.kind for r in rs]
+    ['positional', 'semantic']
+    """
+    jobs = []
+    for alpha, params, branch in points:
+        p = params if params is not None else ModelParams()
+        jobs.append((check_alpha(alpha), p, _check_branch(branch, None), resolve_method(method, p)))
+    out: list[TheoryResult | None] = [None] * len(jobs)
+    batched = [i for i, job in enumerate(jobs) if isinstance(job[3], QMC)]
+    steps = []
+    for i in batched:
+        alpha, p, branch, m = jobs[i]
+        assert isinstance(m, QMC)
+        steps.append(solve_qmc_steps(alpha, p, None, branch, m))
+    for i, res in zip(batched, run(gather(steps), moments_many), strict=True):
+        _warn_unconverged(res, strict)
+        out[i] = res
+    for i, (alpha, p, branch, m) in enumerate(jobs):
+        if isinstance(m, GaussHermite):
+            out[i] = solve_exact(alpha, p, None, branch, m, strict=strict)
+    return [r for r in out if r is not None]
 
 
 def learning_curve(
@@ -267,4 +311,5 @@ __all__ = [
     "learning_curve",
     "learning_curves",
     "solve",
+    "solve_batch",
 ]

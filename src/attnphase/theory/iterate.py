@@ -9,13 +9,21 @@ x_new = x - J^{-1} g(x), improving J by Broyden's update (in the norm weighted b
 scales), while they shrink the residual at least twofold; otherwise it falls back to
 Anderson/damped steps. `iterate_checked` iterates a map whose integrands have a cheap local
 mode and checks the end point in global mode.
+
+The batch axis: a step may be a generator that yields a list of requests (the expensive
+integrals it needs) and receives their answers; `iterate_steps` and `iterate_checked_steps`
+are then generators of the same kind, `gather` interleaves many of them so that each round's
+requests of every live iteration are answered in one call, and `run` drives one to its end.
+Every iteration keeps its own damping, history, convergence and warm starts; finished ones
+drop out of the rounds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
-from typing import Generic, Protocol, TypedDict, TypeVar
+from typing import Any, Generic, Protocol, TypedDict, TypeVar
 
 import numpy as np
 
@@ -23,6 +31,10 @@ from ..params import check_damping
 
 Aux = TypeVar("Aux")
 AuxOut = TypeVar("AuxOut", covariant=True)
+Out = TypeVar("Out")
+# a computation that yields lists of requests, receives their answers and returns Out
+Steps = Generator[list[Any], list[Any], Out]
+Answer = Callable[[list[Any]], list[Any]]
 ATOL = 1e-8  # absolute floor of the variable scales in the convergence test
 CHECK_ROUNDS = 4  # local iterations ended by a failed global check before iterating globally
 
@@ -84,8 +96,64 @@ def relative_residual(x: np.ndarray, fx: np.ndarray, atol: float = ATOL) -> floa
     return float(np.max(np.abs(fx - x) / (np.abs(x) + atol)))
 
 
+def run(steps: Steps[Out], answer: Answer | None = None) -> Out:
+    """Drive `steps` to its end, each list of requests answered by `answer` in one call (steps
+    that request nothing need none)."""
+    try:
+        requests = next(steps)
+        while True:
+            if answer is None:
+                raise TypeError("run: the steps request integrals; pass `answer`")
+            requests = steps.send(answer(requests))
+    except StopIteration as stop:
+        return stop.value
+
+
+def gather(computations: Sequence[Steps[Out]]) -> Steps[list[Out]]:
+    """The computations interleaved: each round yields the requests of every live one in one
+    list and hands each its own answers; returns their results in order."""
+    results: list[Any] = [None] * len(computations)
+    pending: dict[int, list[Any]] = {}
+
+    def advance(i: int, answers: list[Any] | None) -> None:
+        try:
+            co = computations[i]
+            pending[i] = next(co) if answers is None else co.send(answers)
+        except StopIteration as stop:
+            results[i] = stop.value
+
+    for i in range(len(computations)):
+        advance(i, None)
+    while pending:
+        rounds = list(pending.items())
+        pending.clear()
+        answers = yield [req for _, reqs in rounds for req in reqs]
+        at = 0
+        for i, reqs in rounds:
+            advance(i, answers[at : at + len(reqs)])
+            at += len(reqs)
+    return results
+
+
+def _call(step: Callable[[np.ndarray], Any], x: np.ndarray) -> Steps[Any]:
+    """step(x), whether step returns its value or is a generator of requests (`Steps`)."""
+    out = step(x)
+    if inspect.isgenerator(out):
+        out = yield from out
+    return out
+
+
 def iterate(
     step: Callable[[np.ndarray], tuple[np.ndarray, Aux]],
+    x0: np.ndarray,
+    **kw,
+) -> FixedPointReport[Aux]:
+    """`iterate_steps` on a step that returns F(x) directly, run to its end."""
+    return run(iterate_steps(step, x0, **kw))
+
+
+def iterate_steps(
+    step: Callable[[np.ndarray], Any],
     x0: np.ndarray,
     *,
     admissible: Callable[[np.ndarray], bool],
@@ -96,8 +164,9 @@ def iterate(
     anderson: int = 0,
     max_backtracks: int = 8,
     jacobian: np.ndarray | None = None,
-) -> FixedPointReport[Aux]:
-    """Solve x = F(x), with step(x) = (F(x), aux); aux at the returned x is kept.
+) -> Steps[FixedPointReport[Any]]:
+    """Solve x = F(x), with step(x) = (F(x), aux) (or a generator of requests returning it,
+    `Steps`); aux at the returned x is kept.
 
     anderson > 0 keeps that many past iterates for Anderson acceleration; `jacobian`, an
     approximation of d(F(x) - x)/dx, switches on quasi-Newton steps (see the module docstring).
@@ -108,7 +177,7 @@ def iterate(
     beta = 1.0 - check_damping(damping)
     x = np.asarray(x0, dtype=float)
     try:
-        fx, aux = step(x)
+        fx, aux = yield from _call(step, x)
     except InadmissibleStep as err:
         return FixedPointReport(x, None, False, 0, (), f"map undefined at the start: {err}")
     xs: list[np.ndarray] = []
@@ -161,7 +230,7 @@ def iterate(
         mix = beta
         for _ in range(max_backtracks + 1):
             try:
-                fnew, aux_new = step(candidate)
+                fnew, aux_new = yield from _call(step, candidate)
                 break
             except InadmissibleStep as err:
                 last_error = err
@@ -197,25 +266,34 @@ class LocalGlobalMap(Protocol[AuxOut]):
 
 
 def iterate_checked(fmap: LocalGlobalMap[Aux], x: np.ndarray, **kw) -> FixedPointReport[Aux]:
+    """`iterate_checked_steps` on a map whose step returns F(x) directly, run to its end."""
+    return run(iterate_checked_steps(fmap, x, **kw))
+
+
+def iterate_checked_steps(
+    fmap: LocalGlobalMap[Any], x: np.ndarray, **kw
+) -> Steps[FixedPointReport[Any]]:
     """`iterate` (keywords `kw`, tol among them) on the map in its local mode, then one global
     evaluation at the end point: the fixed point is accepted when that residual meets tol too,
     and its aux is the global evaluation's. Otherwise the local iteration resumes there (the
     integrands now following the global solutions); after CHECK_ROUNDS failed checks, or when
     a local iteration fails other than by its maximum of iterations, the map is iterated in
     global mode (from the last checked point, or from x). A local iteration that reaches its
-    maximum of iterations ends there, with the global evaluation's aux."""
+    maximum of iterations ends there, with the global evaluation's aux. A map with `steps`
+    (a generator of requests, `Steps`) is stepped through it."""
+    step = getattr(fmap, "steps", fmap.step)
     start, iterations = x, 0
     residuals: tuple[float, ...] = ()
     for _ in range(CHECK_ROUNDS):
         fmap.local = True
-        rep = iterate(fmap.step, x, **kw)
+        rep = yield from iterate_steps(step, x, **kw)
         fmap.local = False
         iterations, residuals = iterations + rep.iterations, residuals + rep.residuals
         if not rep.converged and rep.status != "maximum iterations reached":
             x = start
             break
         try:
-            fx, aux = fmap.step(rep.x)
+            fx, aux = yield from _call(step, rep.x)
         except InadmissibleStep:
             break
         res = relative_residual(rep.x, fx, kw.get("atol", ATOL))
@@ -226,7 +304,7 @@ def iterate_checked(fmap: LocalGlobalMap[Aux], x: np.ndarray, **kw) -> FixedPoin
                 rep, aux=aux, iterations=iterations, residuals=residuals, converged=converged
             )
         x, start, kw = rep.x, rep.x, {**kw, "jacobian": rep.jacobian}
-    rep = iterate(fmap.step, x, **kw)
+    rep = yield from iterate_steps(step, x, **kw)
     return replace(rep, iterations=iterations + rep.iterations, residuals=residuals + rep.residuals)
 
 

@@ -18,6 +18,8 @@ torch on CUDA), and only the expectations, r x r matrices, come back to the host
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -166,19 +168,18 @@ class QMCChannel:
         """All expectations of §7.2-§7.4 at the overlaps o (averages over the points), computed
         on the channel's device; in local mode each point's prox is the minimiser reached from
         its previous one."""
-        import torch
+        return moments_many([MomentsRequest(self, o, C, sigma, omega, A)])[0]
 
-        from ...ops.tensor import attention, target
+    def _prox_problem(self, req: MomentsRequest) -> _ProxProblem:
+        """The prox problems of `moments` at req's overlaps: fields, loss and starts (§7.1)."""
+        from ...ops.tensor import target
 
         dev = self._device_array
-        s2 = sigma**2
-        xi, y = self._xi, self._y
-        enc = self._encodings_on_device(C)
-        w, hstar = self._fields(o, enc, sigma)
-        T = target(hstar, omega, dev(A), self.causal_target)
+        o, s2 = req.o, req.sigma**2
+        enc = self._encodings_on_device(req.C)
+        w, hstar = self._fields(o, enc, req.sigma)
+        T = target(hstar, req.omega, dev(req.A), self.causal_target)
         cst = 0.5 * s2 * (T * T).sum((-1, -2))
-        L = self.L
-        Vinv = np.linalg.inv(o.V)
         warm = self._warm
         if not self.local:
             starts, probe = self._starts(w, hstar, o), PROBE
@@ -186,25 +187,28 @@ class QMCChannel:
             starts, probe = self._starts(w, hstar, o), 0
         else:
             starts, probe = warm[:, None], 0
-        res = global_prox(
-            w,
-            dev(Vinv),
-            dev(s2 * np.eye(L)),
-            s2 * T,
-            cst,
-            starts.contiguous(),
-            probe=probe,
-            variant=self.variant,
-        )
-        h = res.h.to(self.device)
-        env = res.envelope.to(self.device)
+        Vinv = np.linalg.inv(o.V)
+        return _ProxProblem(w, Vinv, s2, T, cst, starts.contiguous(), probe, enc)
+
+    def _expectations(
+        self, req: MomentsRequest, prob: _ProxProblem, h: torch.Tensor, env: torch.Tensor
+    ) -> MatrixMoments:
+        """The expectations of §7.2-§7.4 from the prox's minimisers h and envelopes env; the
+        minimisers become the next evaluation's warm starts."""
+        import torch
+
+        from ...ops.tensor import attention
+
+        dev = self._device_array
+        o, s2, T, w, enc = req.o, prob.s2, prob.T, prob.w, prob.enc
+        xi, y = self._xi, self._y
         self._warm = h
-        f = (h - w) @ dev(Vinv)  # f_l = V^{-1}(h_hat_l - w_l), as rows
+        f = (h - w) @ dev(prob.Vinv)  # f_l = V^{-1}(h_hat_l - w_l), as rows
         # Stein score of w_l: a_l = q^{-1/2} xi_l - q^{-1} theta^T Gamma^{-1/2} y_l
         rho = s2 * np.eye(self.t)
         gamma_isqrt = sym_sqrt(teacher_covariance(o, rho), -0.5)
         score = xi @ dev(sym_sqrt(o.q, -0.5)) - y @ dev(gamma_isqrt @ o.theta @ np.linalg.inv(o.q))
-        Mc = env - cst  # a function of h* alone integrates to zero against the score
+        Mc = env - prob.cst  # a function of h* alone integrates to zero against the score
         wt = self._weights  # the points' weights (label law / points)
         form = attention_form(self.variant, self.r)
 
@@ -228,3 +232,88 @@ class QMCChannel:
             self._enc_key = C.copy()
             self._enc = self._device_array(self.encodings(C))
         return self._enc
+
+
+@dataclass(frozen=True)
+class MomentsRequest:
+    """One evaluation of a channel's expectations (`QMCChannel.moments`) at overlaps o: what an
+    iteration asks for, answered for many at once by `moments_many`."""
+
+    channel: QMCChannel
+    o: MatrixOverlaps
+    C: np.ndarray
+    sigma: float
+    omega: float
+    A: np.ndarray
+
+
+@dataclass(frozen=True)
+class _ProxProblem:
+    """A channel's prox problems at one evaluation: fields w, V^{-1}, sigma^2, the targets T,
+    the loss's constant, the starts, the probe and the points' encodings."""
+
+    w: torch.Tensor
+    Vinv: np.ndarray
+    s2: float
+    T: torch.Tensor
+    cst: torch.Tensor
+    starts: torch.Tensor
+    probe: int
+    enc: torch.Tensor
+
+    def key(self, channel: QMCChannel) -> tuple:
+        """What problems must share to go through one prox call."""
+        return (channel.device, channel.variant, tuple(self.starts.shape[1:]), self.probe)
+
+
+def _per_problem(matrices: list[np.ndarray], sizes: list[int], dev) -> torch.Tensor:
+    """One matrix for all problems where every request has the same, else one per problem
+    (request k's for its sizes[k] problems)."""
+    import torch
+
+    if all(np.array_equal(m, matrices[0]) for m in matrices):
+        return dev(matrices[0])
+    stacked = [dev(m).expand(n, *m.shape) for m, n in zip(matrices, sizes, strict=True)]
+    return torch.cat(stacked)
+
+
+def moments_many(requests: Sequence[MomentsRequest]) -> list[MatrixMoments]:
+    """The expectations of every request (`QMCChannel.moments`), each on its own channel and
+    overlaps, their prox problems solved together: one `global_prox` call per group of
+    requests that share a device, variant, start count and search (each problem with its own
+    V; the numba kernel solves each problem alone, so the numbers are those of one request at
+    a time). A channel may appear once: its warm starts are its own."""
+    import torch
+
+    channels = [req.channel for req in requests]
+    if len({id(c) for c in channels}) < len(channels):
+        raise ValueError("moments_many: a channel appears twice in one batch of requests")
+    problems = [req.channel._prox_problem(req) for req in requests]
+    groups: dict[tuple, list[int]] = {}
+    for i, (req, prob) in enumerate(zip(requests, problems, strict=True)):
+        groups.setdefault(prob.key(req.channel), []).append(i)
+    out: list[MatrixMoments | None] = [None] * len(requests)
+    for members in groups.values():
+        first = requests[members[0]].channel
+        dev = first._device_array
+        parts = [problems[i] for i in members]
+        sizes = [prob.w.shape[0] for prob in parts]
+
+        K = _per_problem([prob.s2 * np.eye(first.L) for prob in parts], sizes, dev)
+        Vinv = _per_problem([prob.Vinv for prob in parts], sizes, dev)
+        res = global_prox(
+            torch.cat([p.w for p in parts]),
+            Vinv,
+            K,
+            torch.cat([p.s2 * p.T for p in parts]),
+            torch.cat([p.cst for p in parts]),
+            torch.cat([p.starts for p in parts]),
+            probe=parts[0].probe,
+            variant=first.variant,
+        )
+        h = res.h.to(first.device).split(sizes)
+        env = res.envelope.to(first.device).split(sizes)
+        for k, i in enumerate(members):
+            req = requests[i]
+            out[i] = req.channel._expectations(req, problems[i], h[k], env[k])
+    return [m for m in out if m is not None]

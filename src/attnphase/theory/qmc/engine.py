@@ -29,11 +29,18 @@ from ..branches import (
     branch_kind,
     follow_branch,
 )
-from ..iterate import InadmissibleStep, StageOptions, iterate_checked
+from ..iterate import (
+    InadmissibleStep,
+    StageOptions,
+    Steps,
+    gather,
+    iterate_checked_steps,
+    run,
+)
 from ..method import QMC
 from ..overlaps import admissible
 from ..result import HAT_KEYS, OVERLAP_KEYS, TheoryResult
-from .channel import QMCChannel
+from .channel import MomentsRequest, QMCChannel, moments_many
 from .mixture import cluster_overlaps
 
 COARSE_FRACTION = 8  # the damped cold-start stage uses points / 8
@@ -347,10 +354,19 @@ class QMCMap:
         return ge.hats(m, o, alpha=self.alpha, rho=self.rho), m
 
     def step(self, x: np.ndarray):
+        """F(x) and its (hats, moments), the channel evaluated alone."""
+        return run(self.steps(x), moments_many)
+
+    def steps(self, x: np.ndarray) -> Steps[tuple[np.ndarray, tuple]]:
+        """`step` as a generator that requests the channel's moments (`MomentsRequest`), for
+        evaluations batched with other maps' (`iterate.gather`)."""
         o = self.layout.unpack(x)
         if not admissible(o, self.rho):
             raise InadmissibleStep("overlaps not admissible (q, V, Gamma must be pos. definite)")
-        h, m = self.evaluate(o)
+        p = self.p
+        request = MomentsRequest(self.channel, o, p.C_array, p.sigma, p.omega, p.A_array)
+        (m,) = yield [request]
+        h = ge.hats(m, o, alpha=self.alpha, rho=self.rho)
         try:
             new = ge.overlaps(h, sigma=self.p.sigma, lam=self.lam, rho=self.rho)
         except ArithmeticError as err:
@@ -439,6 +455,21 @@ def solve_one(
     coarse: QMCChannel | None = None,
     solver: QMC | None = None,
 ) -> Solution:
+    """`solve_one_steps` run alone."""
+    steps = solve_one_steps(alpha, p, start, branch, channel, coarse=coarse, solver=solver)
+    return run(steps, moments_many)
+
+
+def solve_one_steps(
+    alpha: float,
+    p: ModelParams,
+    start: ge.MatrixOverlaps,
+    branch: str,
+    channel: QMCChannel,
+    *,
+    coarse: QMCChannel | None = None,
+    solver: QMC | None = None,
+) -> Steps[Solution]:
     """Fixed point on one scrambling from `start` (first damped on `coarse` when given), by
     Anderson-accelerated damped steps with the options of `solver` (default `QMC()`'s); a
     start whose order parameter collapses (`collapsed`) is finished on the trivial manifold."""
@@ -465,7 +496,8 @@ def solve_one(
                 **kw,
                 "damping": COARSE_DAMPING.get(branch_kind(branch), COARSE_DAMPING_DEFAULT),
             }
-            pre = iterate_checked(rough, defined_start(rough, x, layout), tol=1e-3, **damped)
+            begin = defined_start(rough, x, layout)
+            pre = yield from iterate_checked_steps(rough, begin, tol=1e-3, **damped)
             iterations += pre.iterations
             if pre.converged:
                 break
@@ -476,14 +508,14 @@ def solve_one(
             if not pre.converged and collapsed(layout, x, branch):
                 keep = layout.mask("trivial")
                 x, fine = x * keep, QMCMap(alpha, p, channel, keep, symmetric)
-    rep = iterate_checked(fine, x, tol=tol, anderson=anderson, **kw)
+    rep = yield from iterate_checked_steps(fine, x, tol=tol, anderson=anderson, **kw)
     iterations += rep.iterations
     if not rep.converged and rep.aux is not None and collapsed(layout, rep.x, branch):
         # the branch's order parameter decays geometrically to zero, which a relative
         # convergence test never accepts: finish on the trivial manifold
         keep = layout.mask("trivial")
         fine = QMCMap(alpha, p, channel, keep, symmetric)
-        rep = iterate_checked(fine, rep.x * keep, tol=tol, anderson=anderson, **kw)
+        rep = yield from iterate_checked_steps(fine, rep.x * keep, tol=tol, anderson=anderson, **kw)
         iterations += rep.iterations
     if rep.aux is None or not (rep.converged or rep.status == "maximum iterations reached"):
         return Solution(None, None, {}, False, iterations, rep.residuals, rep.status)
@@ -540,13 +572,31 @@ def solve_qmc(
     channels: list[QMCChannel] | None = None,
     coarse_from: QMC | None = None,
 ) -> TheoryResult:
+    """`solve_qmc_steps` run alone (its scramblings still batched together)."""
+    steps = solve_qmc_steps(
+        alpha, p, start, branch, method, channels=channels, coarse_from=coarse_from
+    )
+    return run(steps, moments_many)
+
+
+def solve_qmc_steps(
+    alpha: float,
+    p: ModelParams,
+    start: ge.MatrixOverlaps | None,
+    branch: str,
+    method: QMC,
+    *,
+    channels: list[QMCChannel] | None = None,
+    coarse_from: QMC | None = None,
+) -> Steps[TheoryResult]:
     """One fixed point of the general state evolution at alpha, on `method.randomisations`
     independent scramblings of `method.points` Sobol points (plus antithetic images) each,
     with the method's solver options.
 
     start None: the branch's starting overlaps, started cold (damped iterations on points/8
     first); explicit MatrixOverlaps are solved on `branch`'s invariant manifold (`free_overlaps`;
-    any other name pins nothing). The first scrambling's fixed point warm-starts the others.
+    any other name pins nothing). The first scrambling's fixed point warm-starts the others,
+    which are then solved together (`iterate.gather`: one prox call per round for all).
     `channels` (one per scrambling, built by `make_channels`) may be passed in to reuse points
     and prox warm starts along a curve. A cold start's coarse stage uses 1/8 of the points of
     `coarse_from` (default: `method`) on seed `coarse_from.seed` + 10000.
@@ -560,34 +610,30 @@ def solve_qmc(
         cold = False
     if channels is None:
         channels = make_channels(p, method)
-    solutions: list[Solution] = []
-    for k, channel in enumerate(channels):
-        coarse = None
-        if cold and k == 0:
-            stage = coarse_from if coarse_from is not None else method
-            coarse = QMCChannel(
-                p.L,
-                field_width(p),
-                p.teacher_rank,
-                max(stage.points // COARSE_FRACTION, 64),
-                stage.seed + 10_000,
-                p.variant,
-                method.device,
-            )
-        sol = solve_one(
-            alpha,
-            p,
-            start,
-            branch,
-            channel,
-            coarse=coarse,
-            solver=method,
+    coarse = None
+    if cold:
+        stage = coarse_from if coarse_from is not None else method
+        coarse = QMCChannel(
+            p.L,
+            field_width(p),
+            p.teacher_rank,
+            max(stage.points // COARSE_FRACTION, 64),
+            stage.seed + 10_000,
+            p.variant,
+            method.device,
         )
-        solutions.append(sol)
-        if sol.overlaps is None:
-            break
-        if k == 0:
-            start = sol.overlaps
+    first = yield from solve_one_steps(
+        alpha, p, start, branch, channels[0], coarse=coarse, solver=method
+    )
+    solutions = [first]
+    if first.overlaps is not None:
+        rest = [
+            solve_one_steps(alpha, p, first.overlaps, branch, channel, solver=method)
+            for channel in channels[1:]
+        ]
+        solutions += yield from gather(rest)
+        failed = [k for k, s in enumerate(solutions) if s.overlaps is None]
+        del solutions[(failed[0] + 1 if failed else len(solutions)) :]  # as solved one by one
     eps_lin, eps_lin_err = linear_test_error_qmc(p)
     ok = [s for s in solutions if s.overlaps is not None]
     converged = len(ok) == len(channels) and all(s.converged for s in solutions)

@@ -48,3 +48,41 @@ def test_a_lock_released_in_time_is_waited_for_with_one_warning(tmp_path, quick)
     finally:
         release.join()
         lock.close()
+
+
+def _full(*args, **kwargs):
+    raise sqlite3.OperationalError("database or disk is full")
+
+
+def test_a_full_device_at_creation_says_so_and_leaves_no_file(tmp_path, monkeypatch):
+    """SQLite's "database or disk is full" while a new store is created: the error names the
+    device, not the store's soundness, and the half-created file is removed (it would pass
+    for an empty store)."""
+    path = tmp_path / "s.sqlite"
+    monkeypatch.setattr(st, "_check_layout", _full)
+    with pytest.raises(st.StoreError, match="no space left on its device.*not created"):
+        st.ResultStore(path)
+    assert not path.exists()
+
+
+def test_a_full_device_later_keeps_the_store_and_says_what_to_do(tmp_path, monkeypatch):
+    path = tmp_path / "s.sqlite"
+    st.ResultStore(path).close()
+    size = path.stat().st_size
+    monkeypatch.setattr(st, "_check_layout", _full)
+    with pytest.raises(st.StoreError, match="no space left.*stored before are kept.*rerun"):
+        st.ResultStore(path)
+    assert path.stat().st_size == size
+
+
+@pytest.mark.parametrize(
+    "message, says",
+    [
+        ("disk I/O error", "cannot write"),
+        ("attempt to write a readonly database", "cannot write"),
+        ("file is not a database", "is not a sound attnphase sweep store"),
+    ],
+)
+def test_sqlite_errors_are_told_apart(tmp_path, message, says):
+    err = st.store_error(tmp_path / "s.sqlite", sqlite3.OperationalError(message))
+    assert says in str(err)

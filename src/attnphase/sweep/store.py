@@ -90,6 +90,27 @@ def _alive(pid: int, born: float) -> bool:
         return False
 
 
+# SQLite's messages for a device that refuses to write: the store is intact, the machine is not
+_DEVICE_ERRORS = ("database or disk is full", "disk I/O error", "attempt to write a readonly")
+
+
+def store_error(path: Path, err: sqlite3.Error, creating: bool = False) -> StoreError:
+    """The StoreError for a failed SQLite operation on the store at `path`: a full or failing
+    device says so (the store keeps every point stored before; one being created is not left
+    behind); anything else is a store that is not sound."""
+    text = str(err)
+    if "database or disk is full" in text:
+        kept = (
+            "the store was not created"
+            if creating
+            else "the points stored before are kept: free space and rerun the same command"
+        )
+        return StoreError(f"{path}: no space left on its device ({text}); {kept}")
+    if any(kind in text for kind in _DEVICE_ERRORS):
+        return StoreError(f"{path}: cannot write ({text})")
+    return StoreError(f"{path} is not a sound attnphase sweep store: {text}")
+
+
 def _connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     if read_only:
         uri = f"{path.resolve().as_uri()}?mode=ro"
@@ -160,7 +181,7 @@ def check_store(path: str | Path) -> None:
         _check_layout(db, path)
         _check_integrity(db, path)
     except sqlite3.DatabaseError as err:
-        raise StoreError(f"{path} is not a sound attnphase sweep store: {err}") from None
+        raise store_error(path, err) from None
     finally:
         db.close()
 
@@ -170,6 +191,7 @@ class ResultStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        new = not self.path.exists()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = _connect(self.path)
@@ -185,8 +207,15 @@ class ResultStore:
                         [("format", FORMAT), ("version", str(VERSION))],
                     )
             _check_integrity(self._db, self.path)
-        except BaseException:
+        except BaseException as err:
             self._db.close()
+            if not new:
+                raise
+            for leftover in (self.path, Path(f"{self.path}-journal")):
+                leftover.unlink(missing_ok=True)  # a store this call began leaves nothing
+            cause = err.__context__ if isinstance(err, StoreError) else err
+            if isinstance(cause, sqlite3.Error):
+                raise store_error(self.path, cause, creating=True) from None
             raise
 
     def close(self) -> None:
@@ -242,7 +271,7 @@ class ResultStore:
                 raise
             self._db.execute("COMMIT")
         except sqlite3.DatabaseError as err:
-            raise StoreError(f"{self.path} is not a sound attnphase sweep store: {err}") from None
+            raise store_error(self.path, err) from None
 
     def claim(
         self, rid: str, owner: Owner, *, retry: bool, lease: float, now: float | None = None
@@ -342,7 +371,7 @@ class ResultStore:
         try:
             return self._db.execute(sql, args).fetchall()
         except sqlite3.DatabaseError as err:
-            raise StoreError(f"{self.path} is not a sound attnphase sweep store: {err}") from None
+            raise store_error(self.path, err) from None
 
     def _query(self, sql: str) -> list[tuple]:
         return self._query_args(sql, ())

@@ -98,6 +98,8 @@ CASES = [
     "trust --seeds 2 --gamp-seeds 5",
     "trust --d 1",
     "histogram --epochs 0",
+    "histogram --runs 100000",
+    "histogram --runs 400 --epochs 500 --batch-size 8",
     "histogram --batch-size 0",
     "histogram --schedule foo",
     "histogram --noise -1",

@@ -98,6 +98,7 @@ def histogram(
                 cfg = replace(cfg, target_accuracy=None)
         except ValueError as err:
             raise usage(err) from None
+        _check_cost(cfg.seconds())
         from ..histogram import CheckpointError, run_histogram
 
         try:
@@ -120,6 +121,27 @@ def histogram(
             training_figure(result, plot / "histogram_training.png")
         except (OSError, ValueError) as err:
             plot_failed(err)
+
+
+WARN_SECONDS, REFUSE_SECONDS = 120.0, 48 * 3600.0  # the estimated duration (checkpointed)
+
+
+def _check_cost(seconds: float) -> None:
+    """UsageError naming --runs when the run is estimated at over REFUSE_SECONDS; a warning on
+    stderr over WARN_SECONDS (`HistogramConfig.seconds`, every epoch counted)."""
+    hours = seconds / 3600
+    if seconds > REFUSE_SECONDS:
+        raise UsageError(
+            f"--runs: these settings take up to {hours:.3g} h on 2 cores (runs x models x "
+            "(epochs + retrain-epochs)); ask for fewer --runs or --epochs"
+        )
+    if seconds > WARN_SECONDS:
+        typer.secho(
+            f"warning: up to {seconds / 60:.3g} min on 2 cores (every epoch counted; the Adam "
+            "stage stops earlier at --target-accuracy); Ctrl-C keeps a checkpoint",
+            err=True,
+            fg="yellow",
+        )
 
 
 FIGURE_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg", ".eps")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import click
@@ -80,3 +82,31 @@ def _check_public_names() -> None:
 
 
 _check_public_names()
+
+
+TUTORIAL_SECONDS = 60.0  # the gallery header's claim: each tutorial, on a quiet 2-core machine
+
+
+def _check_tutorial_times(app, exception) -> None:
+    """Warn (an error under -W) for a tutorial whose measured time, as sphinx-gallery wrote
+    it into its page, exceeds the header's minute scaled by the load average per core (at
+    least 1): the header's claim is checked at every build."""
+    if exception is not None:
+        return
+    from sphinx.util import logging
+
+    cores = len(os.sched_getaffinity(0))
+    limit = TUTORIAL_SECONDS * max(1.0, os.getloadavg()[0] / cores)
+    pattern = re.compile(r"Total running time of the script:\*\* \((\d+) minutes ([\d.]+) seconds")
+    for page in sorted((Path(app.srcdir) / "auto_examples").glob("plot_*.rst")):
+        found = pattern.search(page.read_text())
+        seconds = 60 * int(found.group(1)) + float(found.group(2)) if found else 0.0
+        if seconds > limit:
+            logging.getLogger(__name__).warning(
+                f"{page.stem} took {seconds:.0f} s, over the gallery header's minute "
+                f"(scaled by the load to {limit:.0f} s)"
+            )
+
+
+def setup(app):
+    app.connect("build-finished", _check_tutorial_times)

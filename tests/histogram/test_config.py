@@ -2,8 +2,8 @@
 
 import pytest
 
-from attnphase.cli.histogram import REFUSE_SECONDS, WARN_SECONDS, _check_cost
 from attnphase.cli.common import UsageError
+from attnphase.cli.histogram import REFUSE_SECONDS, WARN_SECONDS, _check_cost
 from attnphase.histogram.config import HistogramConfig
 
 

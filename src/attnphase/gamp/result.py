@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._core.records import Tabular
 from ..params import ModelParams
 from ..theory.overlaps import MatrixOverlaps
 
@@ -29,8 +30,8 @@ def overlap_number(x) -> float:
 class GampStep:
     """The state at the start of GAMP iteration `iteration` (0: the start): overlaps of the
     estimate Qh_t (q, M, theta as in `attnphase.sim`) with the V_t its prox uses, so that
-    (q, M, theta, V) is the state-evolution iterate t; grad_norm = |grad R(Qh_t)|_F/sqrt(d r);
-    change = |Qh_t - Qh_{t-1}|_F/|Qh_{t-1}|_F (NaN at the start); switched = samples whose prox
+    (q, M, theta, V) is the state-evolution iterate t; grad_norm = ‖grad R(Qh_t)‖_F/sqrt(d r);
+    change = ‖Qh_t - Qh_{t-1}‖_F/‖Qh_{t-1}‖_F (NaN at the start); switched = samples whose prox
     minimiser jumped to another basin at the step that produced this state."""
 
     iteration: int
@@ -56,20 +57,20 @@ class GampStep:
 
 
 @dataclass(frozen=True)
-class GampResult:
+class GampResult(Tabular):
     """One GAMP run on the data set `attnphase.sim` draws for (params, d, alpha, seed).
 
     q, m (= M), theta, V: overlaps of the final estimate (numbers for r = t = K = 1, arrays
     otherwise; V is GAMP's, the smooth part of the susceptibility, docs/theory.md §8.1);
     test_error: eps_g on the simulation's test set of the seed; train_loss = R/d;
-    grad_norm = |grad R|_F/sqrt(d r) (the simulations' grad_rms); converged: the relative change
+    grad_norm = ‖grad R‖_F/sqrt(d r) (the simulations' grad_rms); converged: the relative change
     of the estimate <= tol AND grad_norm <= gtol; status says why the run stopped ("converged",
     "cycling: k samples switch prox minima", "stalled", "maximum iterations reached",
     "diverged: ..."); history: one `GampStep` per iterate (0 = the start); polish: None, or the
     L-BFGS minimiser started from GAMP's end point (labelled as such, docs/theory.md §8.1);
     rho: the teacher's empirical overlap sigma^2 Q*^T Q*/d (t x t; the theory's is sigma^2 I);
     rs_stability: docs/theory.md §9's smooth replicon factor on the data at the last prox,
-    (alpha/r) mean_mu ||Jt_mu - I||_F^2 (`attnphase.validity.stability`; NaN before any step);
+    (alpha/r) mean_mu ‖Jt_mu - I‖_F^2 (`attnphase.validity.stability`; NaN before any step);
     Q: the estimate (d x r)."""
 
     d: int

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from .._core.records import Tabular
 from ..params import Mixture, ModelParams
 
 
@@ -26,7 +27,7 @@ def mixture_fields(params: ModelParams) -> dict:
 
 
 @dataclass(frozen=True)
-class SimResult:
+class SimResult(Tabular):
     """Metrics of one run. test_error = eps_g on the test set (eq. 4); train_loss = R(Q)/d;
     train_loss_sum = R(Q); linear_test_error = eps_g of the exact ridge baseline. For
     r = t = K = 1 q, m, theta are numbers; otherwise nested lists (q r x r, m = M K x r,
@@ -36,9 +37,9 @@ class SimResult:
     seed of a batch; a per-seed time is not measured (GD and Adam train the seeds jointly).
     Extensions (None when they do not apply): q_query, m_query, theta_query and q_key, ...
     of Q_Q and Q_K (untied; q, m, theta are those of (Q_Q + Q_K)/2); value_norm =
-    ||U W^T||_F/d (value matrix); column_q, column_m, column_theta (r >= 2, tied query/key):
+    ‖U W^T‖_F/d (value matrix); column_q, column_m, column_theta (r >= 2, tied query/key):
     per column of Q in its principal frame (eigenvectors of q, each column's sign making its
-    theta >= 0), sorted by teacher overlap |theta| descending: q of the column, its m (one
+    theta >= 0), sorted by teacher overlap abs(theta) descending: q of the column, its m (one
     number per encoding direction, a number for K = 1) and theta (a number for t = 1);
     cluster_m (clusters >= 2): mu_k^T Q/sqrt(d) for each cluster mean (of (Q_Q + Q_K)/2 when
     untied), K numbers for r = 1, K x r lists otherwise. mask, target_mask: "causal" for a

@@ -12,12 +12,15 @@ does not converge).
 from __future__ import annotations
 
 import dataclasses
+import html
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from .._core.records import Tabular
 from ..params import ModelParams
 from .method import QMC, GaussHermite, Method
 
@@ -37,6 +40,17 @@ STABILITY_NAMES = ("rs_stability", "jump_mass", "vhat_smooth")  # NaN until `wit
 # the record's names of the overlaps: m and mhat are M and Mhat
 NAMES = ("q", "m", "V", "theta", "qhat", "mhat", "Vhat", "thetahat")
 _KEY = {"m": "M", "mhat": "Mhat"}
+
+
+def _with_error(value, err) -> str:
+    """A number with its error ("0.00196 ± 1.2e-07"; the error left out where unknown), or a
+    matrix by its shape."""
+    arr = np.asarray(value)
+    if arr.ndim:
+        return f"<{'x'.join(map(str, arr.shape))} matrix>"
+    e = float(np.asarray(err)) if np.ndim(err) == 0 else math.nan
+    known = math.isfinite(e) and not (e == 0 and float(arr) == 0)  # a pinned overlap: 0
+    return f"{float(arr):.6g}" + (f" ± {e:.2g}" if known else "")
 
 
 def plain_value(x) -> float | np.ndarray:
@@ -61,7 +75,7 @@ def _value_property(name: str, errors: bool):
 
 
 @dataclass(frozen=True)
-class TheoryResult:
+class TheoryResult(Tabular):
     """One fixed point of the state evolution (docs/theory.md §3, §7).
 
     values / errors: the overlaps q, M, theta, V and conjugates (matrices), the observables
@@ -174,6 +188,36 @@ class TheoryResult:
         if sem and pos:
             return "mixed"
         return "semantic" if sem else "positional" if pos else "trivial"
+
+    def _headline(self) -> list[tuple[str, str]]:
+        """(name, text) of what a reader looks at first: the point, its verdict, the test error
+        and the overlaps with their integration errors (matrices by their shape)."""
+        items = [
+            ("alpha", f"{self.alpha:g}"),
+            ("branch", self.branch),
+            ("kind", self.kind),
+            ("converged", str(self.converged)),
+        ]
+        if self.values:
+            names = ("test_error", "q", "m", "theta", "V")
+            for name in names:
+                value, err = getattr(self, name), getattr(self, f"{name}_err")
+                items.append((name, _with_error(value, err)))
+        settings = ", ".join(f"{k}={v}" for k, v in self.method.settings().items())
+        items.append(("method", f"{self.method.name}({settings})"))
+        return items
+
+    def __repr__(self) -> str:
+        """One line: alpha, branch, kind, converged, the test error and overlaps with their
+        errors, the method (the full record: `as_dict`, `to_frame`)."""
+        return f"TheoryResult({', '.join(f'{k}={v}' for k, v in self._headline())})"
+
+    def _repr_html_(self) -> str:
+        """The headline as a small HTML table (notebooks)."""
+        rows = "".join(
+            f"<tr><th>{k}</th><td>{html.escape(v)}</td></tr>" for k, v in self._headline()
+        )
+        return f"<table><caption>TheoryResult</caption>{rows}</table>"
 
     def with_values(self, values: Mapping[str, Any], errors: Mapping[str, Any]) -> TheoryResult:
         """The same record with further values and errors (e.g. the stability measures)."""

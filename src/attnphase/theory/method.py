@@ -258,18 +258,23 @@ class QMC:
 
     def seconds(self, p: ModelParams) -> float:
         per_point = QMC_SECONDS_PER_POINT * (p.rank * p.L / 2) ** 2
-        return per_point * self.points * self.randomisations * TYPICAL_ITERATIONS
+        return per_point * 2 * self.points * self.randomisations * QMC_ITERATIONS
 
 
 METHODS = (GaussHermite.name, QMC.name)
 
-# one QMC map evaluation per point (Sobol points x scramblings) at rank 1, L = 2; it grows like
-# (rank L / 2)^2 (measured on 2 shared cores: 80, 270, 680, 3600 us at rank 1, 2, 4, 8)
-QMC_SECONDS_PER_POINT = 8e-5
+# one QMC map evaluation per Gaussian point (a Sobol point or its antithetic image) at rank 1,
+# L = 2; it grows like (rank L / 2)^2. Measured on 2 cores (load 0.6) by cold semantic solves at
+# alpha 2, 1024 x 2 points: 5.0, 4.9, 4.1, 3.9 us at L = 2, 3, 4, 8 (rank 1), 2.2 and 1.1 us at
+# rank 2, L = 2 and 3, per point, evaluation and unit of (rank L / 2)^2
+QMC_SECONDS_PER_POINT = 5e-6
+# map evaluations of one scrambling's cold fixed point: measured 15-30 at rank 1 and teacher
+# rank 1-3 and 220 at L = 3, rank 2 (the estimate is within 0.3-4x of those solves' times)
+QMC_ITERATIONS = 50
 # one Gauss-Hermite map evaluation per node of the product grid (27 ms at order (64, 24),
 # 2.4e6 nodes before pruning, on 2 cores)
 GH_SECONDS_PER_NODE = 1.1e-8
-TYPICAL_ITERATIONS = 100  # a cold QMC fixed point takes 30-600 map evaluations (§4)
+TYPICAL_ITERATIONS = 100  # a cold Gauss-Hermite fixed point's map evaluations at its order
 
 
 def pop_method(d: dict[str, Any]) -> GaussHermite | QMC:

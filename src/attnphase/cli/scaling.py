@@ -86,6 +86,13 @@ def scaling(
     num: Annotated[int, typer.Option(help="alphas on the window (geometric)")] = 16,
     points: Annotated[int, typer.Option(help="QMC: Sobol points per scrambling (L >= 3)")] = 1024,
     randomisations: Annotated[int, typer.Option(help="QMC: scramblings (>= 2)")] = 4,
+    max_points: Annotated[
+        int | None,
+        typer.Option(
+            help="QMC: the points are doubled while the scramblings disagree on which branches "
+            "exist, up to this many [max(--points, 2048)]"
+        ),
+    ] = None,
     mixed: Annotated[
         bool, typer.Option("--mixed/--no-mixed", help="search fixed points with m, theta != 0")
     ] = True,
@@ -126,6 +133,7 @@ def scaling(
                 num=num,
                 points=points,
                 randomisations=randomisations,
+                max_points=max_points,
             )
         except ValueError as err:
             raise usage(err) from None

@@ -11,11 +11,18 @@ from ..theory.method import QMC
 from .family import family_model
 
 
+# the precision ladder's default budget: the L = 3, omega = 0.3 row needs 2048 points (its
+# replicas disagree at 1024); each doubling doubles the row's time
+MAX_POINTS = 2048
+
+
 @dataclass(frozen=True)
 class ScanSettings:
     """a, sigma, lam: the family's target diagonal, token standard deviation and ridge;
     `num` alphas spaced geometrically on [alpha_min, alpha_max]; QMC(points, randomisations)
-    at L >= 3. Validated on construction (ValueError naming the first bad setting)."""
+    at L >= 3, the points doubled while the replicas disagree on which branches exist, up to
+    `max_points` (the precision ladder, `scaling.point`; default max(points, MAX_POINTS)). Validated on construction
+    (ValueError naming the first bad setting)."""
 
     a: float = 0.6
     sigma: float = 0.5
@@ -25,6 +32,7 @@ class ScanSettings:
     num: int = 16
     points: int = 1024
     randomisations: int = 4
+    max_points: int | None = None  # None: max(points, MAX_POINTS)
 
     def __post_init__(self) -> None:
         family_model(2, 0.3, "linear", a=self.a, sigma=self.sigma, lam=self.lam)
@@ -36,6 +44,13 @@ class ScanSettings:
             )
         object.__setattr__(self, "num", check_int("num", self.num, minimum=3))
         QMC(self.points, self.randomisations)  # a power of two
+        if self.max_points is None:
+            object.__setattr__(self, "max_points", max(self.points, MAX_POINTS))
+        QMC(check_int("max_points", self.max_points), self.randomisations)
+        if self.max_points < self.points:
+            raise ValueError(
+                f"max_points: must be at least points ({self.points}), got {self.max_points}"
+            )
         randomisations = check_int("randomisations", self.randomisations, minimum=2)
         object.__setattr__(self, "randomisations", randomisations)
 

@@ -24,7 +24,7 @@ from .family import check_family, check_length
 from .settings import ScanSettings
 
 KIND = "scaling"
-VERSION = 1  # part of the run id: a change of what a point computes makes new points
+VERSION = 2  # part of the run id: a change of what a point computes makes new points
 QUANTITIES = LINES
 COLUMNS = [  # the table's leading columns, in order
     "L",

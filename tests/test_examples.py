@@ -13,7 +13,7 @@ import attnphase
 # examples that run a solve or a simulation (seconds to tens of seconds) count as such; a
 # documented object with none is fine, but the front door must keep its examples
 EXPECTED = {"ModelParams", "QMC", "Heads", "Rotary", "solve", "learning_curve", "simulate"}
-EXPECTED |= {"find_transitions"}
+EXPECTED |= {"find_transitions", "solve_batch", "TheoryResult"}
 
 
 def _examples() -> dict[str, doctest.DocTest]:

@@ -89,6 +89,19 @@ class TheoryResult(Tabular):
     Untied models: q is 2 x 2 (query, key), M and theta have a query and a key column
     (docs/theory-untied.md). Mixtures: M's last K - 1 rows are the mean overlaps m_mu
     (docs/theory-mixtures.md), with cluster_m and mean_multiplier in values.
+
+    Examples
+    --------
+    One line with the verdict and the errors; the whole record as a table row:
+
+    >>> from attnphase import GaussHermite, ModelParams, TheoryResult, solve
+    >>> r = solve(1.5, ModelParams(), method=GaussHermite((24, 8), (16, 6)))
+    >>> r  # doctest: +ELLIPSIS
+    TheoryResult(alpha=1.5, branch=semantic, kind=semantic, converged=True, test_error=0.0019...)
+    >>> list(r.to_frame().columns[:5])
+    ['alpha', 'omega', 'sigma', 'lam', 'branch']
+    >>> TheoryResult.frame([r, r]).shape[0]
+    2
     """
 
     alpha: float

@@ -3,12 +3,13 @@ evolution."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..params import check_damping, check_dimension, check_int
+from ..params import check_damping, check_dimension, check_int, variant_of
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -16,10 +17,14 @@ from .common import (
     AOpt,
     EncodingOpt,
     FormatOpt,
+    HeadsOpt,
     LamOpt,
+    MaskOpt,
     OmegaOpt,
     RankOpt,
+    RopeOpt,
     SigmaOpt,
+    TargetMaskOpt,
     TeacherRankOpt,
     UsageError,
     build_params,
@@ -27,6 +32,7 @@ from .common import (
     fail,
     figure_files,
     parse_alphas,
+    parse_frequencies,
     parse_list,
     plot_failed,
     show_progress,
@@ -94,12 +100,27 @@ def gamp(
         Path | None,
         typer.Option(help="draw GAMP's iterates beside the state evolution's here (computes it)"),
     ] = None,
+    mask: MaskOpt = "none",
+    target_mask: TargetMaskOpt = "none",
+    heads: HeadsOpt = 1,
+    rope: RopeOpt = None,
 ) -> None:
     """GAMP (the paper's Appendix B) on the data `attnphase simulate` draws for each seed: one row
     per alpha, start and seed, or with --trace one row per iteration beside the state evolution;
     --plot draws the latter (predicted vs actual, per overlap) for one alpha and one start."""
     try:
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
+        try:
+            variant = variant_of(
+                False,
+                mask=mask,
+                target_mask=target_mask,
+                heads=heads,
+                rotary=parse_frequencies(rope),
+            )
+            p = replace(p, variant=variant)
+        except ValueError as err:
+            raise usage(err) from None
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         try:
@@ -113,8 +134,9 @@ def gamp(
             from ..gamp.algorithm import DEFAULT_DAMPING, check_init
 
             damping = DEFAULT_DAMPING if damping is None else damping
+            width = rank * heads
             for one in inits:
-                check_init(one, d, p.rank)
+                check_init(one, d, width)
             from ..sim import SimConfig
 
             SimConfig(params=p, d=d, alpha=max(alphas))  # the data's memory, before any work

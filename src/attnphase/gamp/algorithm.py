@@ -54,18 +54,18 @@ import torch
 from .._core.progress import progress_bar
 from ..ops.tensor import back_project, fields, loss_derivatives
 from ..params import (
-    Causal,
-    Heads,
     ModelParams,
+    Variant,
     check_alpha,
     check_damping,
     check_dimension,
     check_int,
     check_positive,
 )
-from ..prox import PROBE, global_prox, prox_jacobian
+from ..prox import PROBE, attention_form, global_prox, prox_jacobian
 from ..prox.replicon import replicon_terms
 from ..sim import INITS, minimise, pick_device
+from ..theory.attention import attention_map
 from ..theory.branches import START_V
 from ..theory.overlaps import MatrixOverlaps
 from . import equations as eq
@@ -133,11 +133,18 @@ class _State:
     V_prox: torch.Tensor | None = None  # the V of the prox that gave h_hat and jac
 
 
+def variant_of_problem(prob: Problem) -> Variant:
+    """The student's attention (its variant): the prox, its derivatives and the loss use its
+    form (`attnphase.prox.attention_form`)."""
+    return prob.cfg.params.variant
+
+
 def prox_step(prob: Problem, w: torch.Tensor, Vinv: torch.Tensor, previous: torch.Tensor | None):
     """h_hat (§8 step 2): the global minimiser, by the probe search plus Newton from w, 0 and
     the previous minimiser (the settings of the state evolution)."""
-    starts = [w, torch.zeros_like(w)] + ([previous] if previous is not None else [])
-    res = global_prox(w, Vinv, prob.K, prob.Cm, prob.c, torch.stack(starts, 1), probe=PROBE)
+    starts = torch.stack([w, torch.zeros_like(w)] + ([previous] if previous is not None else []), 1)
+    variant = variant_of_problem(prob)
+    res = global_prox(w, Vinv, prob.K, prob.Cm, prob.c, starts, probe=PROBE, variant=variant)
     return res.h.to(w.device)
 
 
@@ -147,13 +154,15 @@ def warm_prox_step(prob: Problem, w: torch.Tensor, Vinv: torch.Tensor, st: _Stat
     stationary point get the global prox (`prox_step`)."""
     assert st.h_hat is not None and st.jac is not None and st.w is not None
     guess = st.h_hat + (st.jac @ (w - st.w).flatten(1).unsqueeze(-1)).reshape(w.shape)
-    res = global_prox(w, Vinv, prob.K, prob.Cm, prob.c, guess[:, None], probe=0)
+    variant = variant_of_problem(prob)
+    res = global_prox(w, Vinv, prob.K, prob.Cm, prob.c, guess[:, None], variant=variant)
     h_hat = res.h.to(w.device)
     lost = torch.nonzero(~res.stationary.to(w.device)).squeeze(-1)
     if lost.numel():
         wl, K, Cm, c = w[lost], prob.K[lost], prob.Cm[lost], prob.c[lost]
         starts = torch.stack([wl, torch.zeros_like(wl), st.h_hat[lost]], 1)
-        h_hat[lost] = global_prox(wl, Vinv, K, Cm, c, starts, probe=PROBE).h.to(w.device)
+        found = global_prox(wl, Vinv, K, Cm, c, starts, probe=PROBE, variant=variant)
+        h_hat[lost] = found.h.to(w.device)
     return h_hat
 
 
@@ -184,7 +193,7 @@ def output_step(prob: Problem, st: _State, h: torch.Tensor, damping: float, glob
     else:
         h_hat = warm_prox_step(prob, w, Vinv, st)  # step 2, in the previous basin
     f = eq.outputs(h_hat, w, Vinv)  # step 3: f
-    jac = prox_jacobian(h_hat, Vinv, prob.K, prob.Cm, prob.c)
+    jac = prox_jacobian(h_hat, Vinv, prob.K, prob.Cm, prob.c, variant=variant_of_problem(prob))
     D = eq.output_jacobian_blocks(jac, Vinv)  # step 3: D
     switched = basin_switches(h_hat, st.h_hat, st.jac, w, st.w)
     F = (1 - keep) * f + keep * st.F  # damped outputs
@@ -354,19 +363,24 @@ def run_gamp(
     test_error. Non-convergence is never silent: `converged` and `status` say what happened.
     """
     p = params if params is not None else ModelParams()
-    if isinstance(p.variant, Causal | Heads):
-        raise ValueError(f"params: GAMP runs the one-head unmasked models, got variant={p.variant}")
+    if p.untied:
+        raise ValueError(
+            "params: GAMP runs tied query and key (any attention map of the tied fields: masks, "
+            f"heads, rotations, correlated tokens), got variant={p.variant}"
+        )
+    width = attention_map(p.variant).field_width(p.rank)
+    form = attention_form(p.variant, width)
     d = check_dimension(d)
     alpha = check_alpha(alpha)
     if int(round(alpha * d)) < 1:
         raise ValueError(f"alpha: n = round(alpha d) must be >= 1, got alpha={alpha}, d={d}")
-    init = check_init(init, d, p.rank)
+    init = check_init(init, d, width)
     seed = check_int("seed", seed, minimum=0)
     damping = check_damping(damping)
     max_iter = check_int("max_iter", max_iter)
     tol = check_positive("tol", tol)
     gtol = check_positive("gtol", gtol)
-    V0 = check_V0(START_V * np.eye(p.rank) if V0 is None else V0, p.rank)
+    V0 = check_V0(START_V * np.eye(width) if V0 is None else V0, width)
     patience = max(20, math.ceil(10 / (1 - damping))) if patience is None else patience
     patience = check_int("patience", patience)
     n_test = check_int("n_test", n_test)
@@ -380,7 +394,7 @@ def run_gamp(
         Q=prob.Q0.clone(),
         V=V,
         Vhat=eq.start_conjugate(V, s2=prob.s2, lam=p.lam),
-        F=torch.zeros(prob.n, p.L, p.rank, dtype=V.dtype, device=dev),  # F = 0 first
+        F=torch.zeros(prob.n, p.L, width, dtype=V.dtype, device=dev),  # F = 0 first
     )
     mon = _Monitor(prob, tol, gtol, patience)
     change, switched = float("nan"), torch.zeros(prob.n, dtype=torch.bool, device=dev)
@@ -388,14 +402,14 @@ def run_gamp(
     if progress:
         bar = progress_bar(total=max_iter, desc=f"GAMP d={d} alpha={alpha}", enabled=True)
     status = "maximum iterations reached"
-    x, r = prob.x_pos, p.rank
+    x, r = prob.x_pos, width
     recheck = False  # the last step switched a basin: the global prox again
     last_exact = True  # the step that gave the current estimate: global prox, not mixed
     since = 0  # iterations since the last global prox
     mixer = Anderson()
     for it in range(max_iter + 1):
         h = fields(x, st.Q)  # x~ Qh/sqrt(d): the one pass over the data forward
-        g, dg, _ = loss_derivatives(h, prob.K, prob.Cm, prob.c, hessian=False)
+        g, dg, _ = loss_derivatives(h, prob.K, prob.Cm, prob.c, hessian=False, form=form)
         R = float(g.sum()) + 0.5 * p.lam * float(st.Q.pow(2).sum())  # R (§1 in the form of §8)
         tail = check_every > 1 and change <= WARM_CHANGE  # False at first (change is NaN)
         out = None

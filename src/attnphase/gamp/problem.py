@@ -82,7 +82,9 @@ class Problem(SeedProblem):
         return cls(
             cfg=cfg,
             seed=seed,
-            risk=StructuredRisk(x_pos=x_pos[None], K=K[None], Cm=Cm[None], c=c[None], lam=p.lam),
+            risk=StructuredRisk(
+                x_pos=x_pos[None], K=K[None], Cm=Cm[None], c=c[None], lam=p.lam, layout=cfg.layout
+            ),
             teacher=teacher,
             positions=positions,
             directions=directions,

@@ -23,6 +23,7 @@ import numpy as np
 from ..params import ModelParams, check_alpha, check_damping, check_int
 from ..theory import QMC
 from ..theory import overlaps as ge
+from ..theory.attention import attention_map
 from ..theory.overlaps import admissible
 from ..theory.trajectory import trajectories
 from .result import GampResult, plain
@@ -87,7 +88,8 @@ def state_evolution_trace(
     randomisations = check_int("randomisations", randomisations)
     seed = check_int("seed", seed, minimum=0)
     rho = p.sigma**2 * np.eye(p.teacher_rank)
-    shapes = {"q": (p.rank,) * 2, "M": (p.K, p.rank), "theta": (p.teacher_rank, p.rank)}
+    r = attention_map(p.variant).field_width(p.rank)  # the student field's columns
+    shapes = {"q": (r, r), "M": (p.K, r), "theta": (p.teacher_rank, r)}
     shapes["V"] = shapes["q"]
     for name, shape in shapes.items():
         if np.shape(getattr(start, name)) != shape:

@@ -78,14 +78,34 @@ def test_bad_settings_before_any_work(fake):
 
 
 def test_figure_draws_missing_quantities(fake, tmp_path):
-    from attnphase.figures.scaling import missing_notes, scaling_figure
+    from attnphase.figures.scaling import scaling_figure
 
     with pytest.warns(UserWarning):
         df = scaling_table([2, 3], [0.3, 0.5], ["linear", "simplex"])
     scaling_figure(df, tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 0 and (tmp_path / "f.pdf").exists()
-    notes = missing_notes(df)
-    assert any("spinodal_positional missing" in n and "no positional branch" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    "status, kind",
+    [
+        ("below the window (the branch exists at alpha_min)", "below"),
+        ("no crossing in the window (semantic lower wherever both exist)", "below"),
+        ("beyond the window (the branch exists at alpha_max)", "beyond"),
+        ("no crossing in the window (positional lower wherever both exist)", "beyond"),
+        ("no positional branch in the window", "none"),
+        ("the branches never coexist on the grid", "none"),
+        ("no crossing in the window", "none"),
+        ("not computed: the time limit of 60 s was reached", None),
+        ("failed: ValueError", None),
+    ],
+)
+def test_a_missing_value_is_drawn_as_what_its_status_says(status, kind):
+    """The semantic branch lower wherever both exist puts the crossing alpha_c below the
+    window (the positional branch loses everywhere on it), the positional one lower above it."""
+    from attnphase.figures.scaling import status_kind
+
+    assert status_kind(status) == kind
 
 
 def test_interrupt_keeps_finished_lengths_and_resumes(fake, tmp_path, monkeypatch):

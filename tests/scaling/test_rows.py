@@ -45,7 +45,8 @@ def test_committed_two_tokens_row_is_the_exact_engines():
 
 def test_committed_three_tokens_row_against_the_findings():
     """alpha_c and alpha_l of the L = 3 row against docs/findings.md within 3 combined errors
-    (the table's QMC error at 1024 points x 4 and the findings' own)."""
+    (the table's QMC error at the default settings, the ladder at 2048 points x 4, and the
+    findings' own)."""
     row = committed(3)
     for name, (ref, ref_err) in L3.items():
         if not math.isfinite(row[name]):

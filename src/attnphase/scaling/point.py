@@ -117,7 +117,7 @@ def _agreed_scan(
     p: ModelParams, alphas: list[float], s: ScanSettings, positional: str, progress: bool
 ) -> tuple[Method, ReplicaScan, list[dict], list[str]]:
     """The replicas' scan (and each replica's roots): the exact engine at L = 2; QMC from
-    s.points, doubled while the replicas disagree (`disagreements`) up to s.max_points."""
+    s.points, doubled while the replicas disagree (`disagreements`) up to s.budget."""
     method: Method = GaussHermite() if p.is_l2 else QMC(s.points, s.randomisations)
     while True:
         with warnings.catch_warnings():
@@ -125,7 +125,7 @@ def _agreed_scan(
             scan = scan_replicas(p, alphas, method, positional=positional, progress=progress)
             per = [replica_roots(alphas, r, scan.eps_lin) for r in scan.replicas]
         split = disagreements(alphas, per) if isinstance(method, QMC) else []
-        if not split or not isinstance(method, QMC) or 2 * method.points > s.max_points:
+        if not split or not isinstance(method, QMC) or 2 * method.points > s.budget:
             return method, scan, per, split
         method = QMC(2 * method.points, s.randomisations)
 

@@ -10,7 +10,6 @@ from ..params import check_alpha, check_int
 from ..theory.method import QMC
 from .family import family_model
 
-
 # the precision ladder's default budget: the L = 3, omega = 0.3 row needs 2048 points (its
 # replicas disagree at 1024); each doubling doubles the row's time
 MAX_POINTS = 2048
@@ -21,8 +20,8 @@ class ScanSettings:
     """a, sigma, lam: the family's target diagonal, token standard deviation and ridge;
     `num` alphas spaced geometrically on [alpha_min, alpha_max]; QMC(points, randomisations)
     at L >= 3, the points doubled while the replicas disagree on which branches exist, up to
-    `max_points` (the precision ladder, `scaling.point`; default max(points, MAX_POINTS)). Validated on construction
-    (ValueError naming the first bad setting)."""
+    `max_points` (the precision ladder, `scaling.point`; default max(points, MAX_POINTS)).
+    Validated on construction (ValueError naming the first bad setting)."""
 
     a: float = 0.6
     sigma: float = 0.5
@@ -44,15 +43,19 @@ class ScanSettings:
             )
         object.__setattr__(self, "num", check_int("num", self.num, minimum=3))
         QMC(self.points, self.randomisations)  # a power of two
-        if self.max_points is None:
-            object.__setattr__(self, "max_points", max(self.points, MAX_POINTS))
-        QMC(check_int("max_points", self.max_points), self.randomisations)
-        if self.max_points < self.points:
-            raise ValueError(
-                f"max_points: must be at least points ({self.points}), got {self.max_points}"
-            )
+        budget = max(self.points, MAX_POINTS) if self.max_points is None else self.max_points
+        QMC(check_int("max_points", budget), self.randomisations)
+        if budget < self.points:
+            raise ValueError(f"max_points: must be at least points ({self.points}), got {budget}")
+        object.__setattr__(self, "max_points", budget)
         randomisations = check_int("randomisations", self.randomisations, minimum=2)
         object.__setattr__(self, "randomisations", randomisations)
+
+    @property
+    def budget(self) -> int:
+        """The precision ladder's largest number of points (`max_points`, resolved)."""
+        assert self.max_points is not None  # resolved in __post_init__
+        return self.max_points
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as a store point's parameters."""

@@ -300,7 +300,7 @@ def theory(
             why = {
                 "semantic": "with --heads the semantic branch is the one-head model at "
                 "--lam heads x lam",
-                "mixed": "mixed needs --rank >= 2 or --heads, and --engine qmc",
+                "mixed": "mixed needs --rank >= 2, --heads or --rope, and --engine qmc",
                 MIXTURE_BRANCH: f"{MIXTURE_BRANCH} needs --clusters >= 2",
             }
             missing = [why[b] for b in why if b not in valid]
@@ -321,7 +321,9 @@ def theory(
                 raise UsageError("--precision: not with --stability (measured once, at the end)")
         if plot is not None:
             check_outputs({"--plot": figure_files(plot)}, {})
-        positional = ("positional", "mixed" if p.heads > 1 else "") if p.C_array.any() else ()
+        # heads and rotary pairs: the mixed point (one column positional) is the one to compare
+        specialised = p.heads > 1 or bool(p.rotary)
+        positional = ("positional", "mixed" if specialised else "") if p.C_array.any() else ()
         every = ("semantic", *positional, "trivial")
         branches = [b for b in every if b in valid] if branch == "all" else [branch]
         check_request(p, method, len(alphas) * len(branches), "--alpha")

@@ -7,9 +7,10 @@ simulations read; this map gives the theory its symmetries.
 The symmetries: rotating a pair's two columns together (Q -> Q R with R in SO(2) on the pair)
 commutes with G and leaves every logit unchanged, so fixed points come in circles, reported in
 one frame (`RotaryMap.frame`); reflecting one column of a pair conjugates the rotations
-(R(t) -> R(-t)) and is no symmetry, nor is flipping one column alone, so there is no mixed
-branch; flipping every column (Q -> -Q) is one, which pins M on the semantic branch and theta on
-the positional one as in the tied model.
+(R(t) -> R(-t)) and is no symmetry, nor is flipping one column alone, so nothing is pinned on
+the mixed branch (one column of the pair semantic, the other positional: docs/variants.md §11);
+flipping every column (Q -> -Q) is one, which pins M on the semantic branch and theta on the
+positional one as in the tied model.
 """
 
 from __future__ import annotations
@@ -35,12 +36,21 @@ class RotaryMap(TiedMap):
     rotations: ClassVar[bool] = False
     signs_each: ClassVar[bool] = False
 
-    def has_branch(self, branch: str, rank: int) -> bool:
-        return branch != "mixed"
-
     def pin(self, branch: str, free: MatrixOverlaps) -> MatrixOverlaps:
         """Nothing beyond the branch's own pins: no single column is a symmetry."""
         return free
+
+    def start(self, branch: str, tied: MatrixOverlaps) -> MatrixOverlaps:
+        """The tied start, the mixed one with its semantic column small (q = 0.1, theta =
+        0.1 sigma^2 / 0.25): from the tied mixed start (q = 0.9) the free iteration falls to the
+        semantic point, from this one it reaches the mixed point wherever it was found (alpha
+        1-5 at omega 0.3; docs/variants.md §11)."""
+        if branch != "mixed":
+            return tied
+        q, theta = tied.q.copy(), tied.theta.copy()
+        q[0, 0] = 0.1
+        theta[0, 0] *= 0.1 / 0.35
+        return MatrixOverlaps(q=q, M=tied.M, theta=theta, V=tied.V)
 
     def frame(self, o: MatrixOverlaps) -> MatrixOverlaps:
         """Each pair rotated (within SO(2)) so that its largest order parameter, the row of theta

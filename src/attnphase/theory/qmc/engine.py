@@ -156,9 +156,10 @@ def free_overlaps(
         M[:] = 0.0
     if branch in ("positional", "trivial", SIMPLEX_BRANCH):
         theta[:] = 0.0
-    if branch == "mixed" and not amap.signs_each:
+    if branch == "mixed" and not amap.has_branch("mixed", r):
         raise ValueError(
-            f"{amap.name}: the mixed branch needs rank >= 2; the {amap.name} theory has rank 1"
+            f"{amap.name}: the mixed branch needs two columns of their own; the {amap.name} "
+            f"theory at rank {r} has none"
         )
     return amap.pin(branch, ge.MatrixOverlaps(q=q, M=M, theta=theta, V=V))
 

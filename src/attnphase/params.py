@@ -471,6 +471,18 @@ class ModelParams:
         """The rotary frequencies (`Rotary`), () otherwise."""
         return self.variant.frequencies if isinstance(self.variant, Rotary) else ()
 
+    def attention_columns(self) -> dict[str, Any]:
+        """The attention variant's table columns where it differs from one unmasked head:
+        mask and target_mask, heads, rotary (the columns the theory and GAMP records add)."""
+        out: dict[str, Any] = {}
+        if self.mask != "none":
+            out.update(mask=self.mask, target_mask=self.target_mask)
+        if self.heads > 1:
+            out.update(heads=self.heads)
+        if self.rotary:
+            out.update(rotary=list(self.rotary))
+        return out
+
     @property
     def mixture(self) -> Mixture | None:
         """The token mixture of a correlated-token model, None otherwise."""

@@ -129,12 +129,7 @@ class GampResult(Tabular):
             "status": self.status,
             "seconds": self.seconds,
         }
-        if p.mask != "none":
-            out.update(mask=p.mask, target_mask=p.target_mask)
-        if p.heads > 1:
-            out.update(heads=p.heads)
-        if p.rotary:
-            out.update(rotary=list(p.rotary))
+        out.update(p.attention_columns())
         if self.polish is not None:
             out.update({f"polish_{k}": v for k, v in self.polish.items()})
         return out

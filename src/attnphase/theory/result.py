@@ -308,12 +308,7 @@ class TheoryResult(Tabular):
             points=self.points,
             randomisations=self.randomisations,
         )
-        if p.mask != "none":
-            d.update(mask=p.mask, target_mask=p.target_mask)
-        if p.heads > 1:
-            d.update(heads=p.heads)
-        if p.rotary:
-            d.update(rotary=list(p.rotary))
+        d.update(p.attention_columns())
         if p.untied and self.values:
             d.update(self._query_key())
         if p.mixture is not None:

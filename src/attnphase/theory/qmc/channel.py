@@ -266,6 +266,14 @@ class _ProxProblem:
         return (channel.device, channel.variant, tuple(self.starts.shape[1:]), self.probe)
 
 
+def _joined(tensors: list[torch.Tensor]) -> torch.Tensor:
+    """The requests' problems in one tensor: the one request's own (no copy on the path of a
+    solve alone), else concatenated."""
+    import torch
+
+    return tensors[0] if len(tensors) == 1 else torch.cat(tensors)
+
+
 def _per_problem(matrices: list[np.ndarray], sizes: list[int], dev) -> torch.Tensor:
     """One matrix for all problems where every request has the same, else one per problem
     (request k's for its sizes[k] problems)."""
@@ -283,8 +291,6 @@ def moments_many(requests: Sequence[MomentsRequest]) -> list[MatrixMoments]:
     requests that share a device, variant, start count and search (each problem with its own
     V; the numba kernel solves each problem alone, so the numbers are those of one request at
     a time). A channel may appear once: its warm starts are its own."""
-    import torch
-
     channels = [req.channel for req in requests]
     if len({id(c) for c in channels}) < len(channels):
         raise ValueError("moments_many: a channel appears twice in one batch of requests")
@@ -302,12 +308,12 @@ def moments_many(requests: Sequence[MomentsRequest]) -> list[MatrixMoments]:
         K = _per_problem([prob.s2 * np.eye(first.L) for prob in parts], sizes, dev)
         Vinv = _per_problem([prob.Vinv for prob in parts], sizes, dev)
         res = global_prox(
-            torch.cat([p.w for p in parts]),
+            _joined([p.w for p in parts]),
             Vinv,
             K,
-            torch.cat([p.s2 * p.T for p in parts]),
-            torch.cat([p.cst for p in parts]),
-            torch.cat([p.starts for p in parts]),
+            _joined([p.s2 * p.T for p in parts]),
+            _joined([p.cst for p in parts]),
+            _joined([p.starts for p in parts]),
             probe=parts[0].probe,
             variant=first.variant,
         )

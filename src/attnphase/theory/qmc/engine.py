@@ -272,11 +272,18 @@ def canonical(o: ge.MatrixOverlaps, variant: Variant = TIED) -> ge.MatrixOverlap
     amap = attention_map(variant)
     if not amap.rotations:
         return amap.frame(o)
-    _, U = np.linalg.eigh(o.q)
+    U = matched_eigenvectors(o.q)
+    return ge.MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
+
+
+def matched_eigenvectors(S: np.ndarray) -> np.ndarray:
+    """The eigenvectors of the symmetric S as columns, each assigned to the current axis it is
+    closest to (the permutation maximising sum |U_cc|) and signed to keep U_cc >= 0: a frame
+    that moves continuously where two eigenvalues cross (`canonical`, `teacher_frame`)."""
+    _, U = np.linalg.eigh(S)
     _, cols = linear_sum_assignment(-np.abs(U))
     U = U[:, cols]
-    U = U * np.where(np.diag(U) < 0, -1.0, 1.0)
-    return ge.MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
+    return U * np.where(np.diag(U) < 0, -1.0, 1.0)
 
 
 def teacher_frame(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
@@ -289,10 +296,7 @@ def teacher_frame(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
     student."""
     if o.theta.shape[0] < 2:
         return o
-    _, U = np.linalg.eigh(o.theta @ o.theta.T)
-    _, cols = linear_sum_assignment(-np.abs(U))
-    U = U[:, cols]
-    U = U * np.where(np.diag(U) < 0, -1.0, 1.0)
+    U = matched_eigenvectors(o.theta @ o.theta.T)
     return dataclasses.replace(o, theta=U.T @ o.theta)
 
 
@@ -367,8 +371,14 @@ class QMCMap:
         return admissible(self.layout.unpack(x), self.rho)
 
     def evaluate(self, o: ge.MatrixOverlaps) -> tuple[ge.MatrixHats, ge.MatrixMoments]:
+        """The hats and moments at overlaps o (§7.2), the channel evaluated alone."""
+        return run(self._hats(o), moments_many)
+
+    def _hats(self, o: ge.MatrixOverlaps) -> Steps[tuple[ge.MatrixHats, ge.MatrixMoments]]:
+        """`evaluate` as a generator that requests the channel's moments (`MomentsRequest`)."""
         p = self.p
-        m = self.channel.moments(o, C=p.C_array, sigma=p.sigma, omega=p.omega, A=p.A_array)
+        request = MomentsRequest(self.channel, o, p.C_array, p.sigma, p.omega, p.A_array)
+        (m,) = yield [request]
         return ge.hats(m, o, alpha=self.alpha, rho=self.rho), m
 
     def step(self, x: np.ndarray):
@@ -381,10 +391,7 @@ class QMCMap:
         o = self.layout.unpack(x)
         if not admissible(o, self.rho):
             raise InadmissibleStep("overlaps not admissible (q, V, Gamma must be pos. definite)")
-        p = self.p
-        request = MomentsRequest(self.channel, o, p.C_array, p.sigma, p.omega, p.A_array)
-        (m,) = yield [request]
-        h = ge.hats(m, o, alpha=self.alpha, rho=self.rho)
+        h, m = yield from self._hats(o)
         try:
             new = ge.overlaps(h, sigma=self.p.sigma, lam=self.lam, rho=self.rho)
         except ArithmeticError as err:

@@ -67,7 +67,8 @@ def main() -> None:
         print(
             f"{row:<9} {len(points)} points: one by one {one_s:7.2f} s  batch {batch_s:7.2f} s  "
             f"ratio {one_s / batch_s:5.2f}x  largest difference {diff:.1e}  "
-            f"converged {sum(r.converged for r in together)}/{len(points)}",
+            f"converged {sum(r.converged for r in alone)} and "
+            f"{sum(r.converged for r in together)} of {len(points)}",
             flush=True,
         )
     print(f"load average {os.getloadavg()[0]:.1f}")

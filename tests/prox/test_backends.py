@@ -13,7 +13,7 @@ import torch
 
 from attnphase.params import Untied
 from attnphase.prox import BACKENDS, global_prox, prox_jacobian
-from attnphase.prox.batched import moreau_objective
+from attnphase.prox.batched import moreau_objective, smallest_eigenvalue
 from tests.prox.test_algorithm import channel_nodes
 
 DT = torch.float64
@@ -150,3 +150,15 @@ def test_per_problem_metrics_are_refused_in_another_shape():
     w, Vinv, K, Cm, c, starts = channel_nodes(10, 2, 1, 1, V=3.0, seed=1)
     with pytest.raises(ValueError, match="Vinv must have shape"):
         global_prox(w, Vinv.expand(9, 1, 1), K, Cm, c, starts)
+
+
+def test_smallest_eigenvalue_per_problem_decomposes_each_distinct_matrix():
+    """Per-problem V^{-1} (a few fixed points' matrices, each repeated over its nodes) gives
+    every problem its own matrix's smallest eigenvalue, in the problems' order, to the bit."""
+    gen = torch.Generator().manual_seed(3)
+    X = torch.randn(3, 2, 2, generator=gen, dtype=DT)
+    mats = X @ X.transpose(-1, -2) + 0.1 * torch.eye(2, dtype=DT)
+    order = torch.tensor([2, 0, 0, 1, 2, 2, 1])
+    got = smallest_eigenvalue(mats[order])
+    assert torch.equal(got, torch.stack([torch.linalg.eigvalsh(m)[0] for m in mats[order]]))
+    assert smallest_eigenvalue(mats[1]).dim() == 0

@@ -38,8 +38,16 @@ def block_metric(Vinv: torch.Tensor, L: int) -> torch.Tensor:
 
 
 def smallest_eigenvalue(Vinv: torch.Tensor) -> torch.Tensor:
-    """lambda_min(V^{-1}): a scalar for Vinv (r, r), (N,) for Vinv (N, r, r)."""
-    return torch.linalg.eigvalsh(Vinv)[..., 0]
+    """lambda_min(V^{-1}): a scalar for Vinv (r, r), (N,) for Vinv (N, r, r).
+
+    Per problem, each distinct matrix is decomposed once (a batch holds a few fixed points'
+    V^{-1}, each repeated over its points and starts; cuSOLVER's batched eigensolver asked for
+    243 GiB of workspace for the repeats of an L = 4 solve)."""
+    if Vinv.dim() == 2:
+        return torch.linalg.eigvalsh(Vinv)[0]
+    r = Vinv.shape[-1]
+    distinct, index = torch.unique(Vinv.reshape(-1, r * r), dim=0, return_inverse=True)
+    return torch.linalg.eigvalsh(distinct.reshape(-1, r, r))[:, 0][index]
 
 
 def _rows(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:

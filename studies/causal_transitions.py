@@ -21,7 +21,7 @@ from pathlib import Path
 from attnphase import QMC, Causal, ModelParams, find_transitions
 
 OUT = Path(__file__).parent / "data" / "causal_transitions.csv"
-FIELDS = ["L", "mask", "alpha_c", "alpha_c_err", "alpha_l", "alpha_l_err", "wall_s"]
+FIELDS = ["L", "mask", "points", "alpha_c", "alpha_c_err", "alpha_l", "alpha_l_err", "wall_s"]
 
 
 def unmasked_A(L: int) -> tuple[tuple[float, ...], ...]:
@@ -62,6 +62,7 @@ def main() -> None:
                 row = dict(
                     L=L,
                     mask=mask,
+                    points=args.points,
                     alpha_c=f"{tr.alpha_c:.4f}",
                     alpha_c_err=f"{tr.alpha_c_err:.4f}",
                     alpha_l=f"{tr.alpha_l:.4f}",

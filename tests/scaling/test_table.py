@@ -103,7 +103,7 @@ def test_figure_draws_missing_quantities(fake, tmp_path):
 def test_a_missing_value_is_drawn_as_what_its_status_says(status, kind):
     """The semantic branch lower wherever both exist puts the crossing alpha_c below the
     window (the positional branch loses everywhere on it), the positional one lower above it."""
-    from attnphase.figures.scaling import status_kind
+    from attnphase.scaling.status import status_kind
 
     assert status_kind(status) == kind
 

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from .style import COLORS, new_figure, save
+from ..scaling.status import status_kind
+from .style import COLORS, EXTENSION_COLORS, new_figure, save
 
 FAMILY_LINES = {"linear": "-", "simplex": "--"}
 # (quantity, marker, colour, filled); the branch ends in the branches' own colours
@@ -31,21 +32,6 @@ LABELS = {
     "spinodal_positional": "positional branch ends",
 }
 ROW_TITLES = ("transitions", "ends of the branches")
-
-
-def status_kind(status: str) -> str | None:
-    """How a missing value is drawn, from its status: "below" (under the window: a branch that
-    exists at alpha_min, a crossing below it), "beyond" (over the window), "none" (nothing to
-    find: no branch, no crossing, the branches never coexist), None (not computed or failed:
-    not drawn)."""
-    text = str(status)
-    if "below the window" in text or "semantic lower wherever" in text:
-        return "below"
-    if "beyond the window" in text or "positional lower wherever" in text:
-        return "beyond"
-    if text.startswith(("not computed", "failed")) or text in ("", "nan"):
-        return None
-    return "none"
 
 
 def _window(df: pd.DataFrame) -> tuple[float, float]:
@@ -129,4 +115,96 @@ def scaling_figure(df: pd.DataFrame, path: str | Path) -> None:
         rf"$\alpha \in [{lo:g}, {hi:g}]$, shaded outside)",
         fontsize=9,
     )
+    save(fig, path)
+
+
+COUNT_LABELS = {
+    "none": r"$\alpha$",
+    "tokens": r"$\alpha L$",
+    "logits": r"$\alpha\,[L(L+1)/2 - 1]$",
+}
+
+
+def trend_figure(rescaled: pd.DataFrame, collapse: pd.DataFrame, path: str | Path) -> None:
+    """The trend test (`attnphase.scaling.trend`): one row of panels per transition, one column
+    per count; each family and omega's rescaled values divided by their geometric mean
+    (`collapse`'s level), so that a collapse is every point on 1; a value below or beyond the
+    window as an arrow at its bound. Writes path (PNG) and its PDF twin."""
+    counts = [c for c in COUNT_LABELS if c in set(collapse["count"])]
+    quantities = [q for q in ("alpha_c", "alpha_l") if q in set(collapse["quantity"])]
+    fig, axes = new_figure(len(quantities), len(counts), (3.4 * len(counts) + 0.6, 5.8))
+    omegas = sorted(set(collapse["omega"]))
+    palette = {w: EXTENSION_COLORS[i % len(EXTENSION_COLORS)] for i, w in enumerate(omegas)}
+    arrows = {"below": r"$\downarrow$", "beyond": r"$\uparrow$"}
+    for row, quantity in enumerate(quantities):
+        for col, count in enumerate(counts):
+            ax = axes[row][col]
+            ax.axhline(1.0, color="0.6", lw=0.8, zorder=0)
+            for _, c in collapse[
+                (collapse["quantity"] == quantity) & (collapse["count"] == count)
+            ].iterrows():
+                sel = rescaled[
+                    (rescaled["quantity"] == quantity)
+                    & (rescaled["count"] == count)
+                    & (rescaled["encodings"] == c["encodings"])
+                    & np.isclose(rescaled["omega"], c["omega"])
+                ].sort_values("L")
+                found = sel[sel["kind"] == "found"]
+                colour = palette[c["omega"]]
+                ax.errorbar(
+                    found["L"],
+                    found["rescaled"] / c["level"],
+                    yerr=found["rescaled_err"].fillna(0.0) / c["level"],
+                    color=colour,
+                    ls=FAMILY_LINES.get(str(c["encodings"]), ":"),
+                    marker="o",
+                    ms=4,
+                    capsize=2,
+                )
+                for kind, symbol in arrows.items():
+                    edge = sel[sel["kind"] == kind]
+                    ax.plot(
+                        edge["L"],
+                        edge["bound"] / c["level"],
+                        ls="none",
+                        marker=symbol,
+                        ms=9,
+                        color=colour,
+                    )
+            ax.set_yscale("log")
+            ax.set_title(
+                f"{LABELS[quantity].split(' (')[0]} rescaled: {COUNT_LABELS[count]}", fontsize=9
+            )
+            if row == len(quantities) - 1:
+                ax.set_xlabel("sequence length L")
+            if col == 0:
+                ax.set_ylabel("over its geometric mean")
+    handles = [
+        Line2D([], [], color=palette[w], marker="o", label=rf"$\omega = {w:g}$") for w in omegas
+    ]
+    handles += [
+        Line2D([], [], color="0.3", ls=FAMILY_LINES[f], label=f"{f} encodings")
+        for f in sorted(set(map(str, collapse["encodings"])) & set(FAMILY_LINES))
+    ]
+    handles += [
+        Line2D(
+            [],
+            [],
+            color="0.3",
+            marker=arrows["below"],
+            ms=9,
+            ls="none",
+            label="below the window (at its edge)",
+        ),
+        Line2D(
+            [],
+            [],
+            color="0.3",
+            marker=arrows["beyond"],
+            ms=9,
+            ls="none",
+            label="beyond the window (at its edge)",
+        ),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncols=4, frameon=False, fontsize=8)
     save(fig, path)

@@ -9,8 +9,9 @@ from typing import Annotated
 
 import typer
 
-from ..params import ModelParams, variant_of
+from ..params import ModelParams, Tied, variant_of
 from ..theory import CHECK_ORDER, DEFAULT_ORDER, DEFAULT_RANDOMISATIONS
+from ..theory.attention import attention_map
 from ..transitions import TRANSITION_POINTS
 from ..transitions.paths import LINES, VALUE_COLUMNS
 from .app import app
@@ -19,8 +20,10 @@ from .common import (
     AOpt,
     EncodingOpt,
     FormatOpt,
+    HeadsOpt,
     MaskOpt,
     RankOpt,
+    RopeOpt,
     TargetMaskOpt,
     TeacherRankOpt,
     UsageError,
@@ -31,6 +34,7 @@ from .common import (
     check_workers,
     fail,
     figure_files,
+    parse_frequencies,
     parse_list,
     parse_order,
     parse_values,
@@ -125,6 +129,8 @@ def transition(
     format: FormatOpt = "table",
     mask: MaskOpt = "none",
     target_mask: TargetMaskOpt = "none",
+    heads: HeadsOpt = 1,
+    rope: RopeOpt = None,
 ) -> None:
     """alpha_c (positional -> semantic global minimum), alpha_l (attention beats the linear
     baseline) and the spinodals with error estimates, one row per value of the one parameter
@@ -137,13 +143,23 @@ def transition(
             model["omega"], model["sigma"], model["lam"], A, rank, teacher_rank, encoding
         )
         try:
-            p = replace(p, variant=variant_of(False, mask=mask, target_mask=target_mask))
+            variant = variant_of(
+                False,
+                mask=mask,
+                target_mask=target_mask,
+                heads=heads,
+                rotary=parse_frequencies(rope),
+            )
+            p = replace(p, variant=variant)
+            amap = attention_map(p.variant)
+            amap.check(p)
+            amap.scan_branch("positional")  # rotary positions: refused, with the reason
         except ValueError as err:
             raise usage(err) from None
-        if p.mask != "none" and method == "continuation":
+        if p.variant != Tied() and method == "continuation":
             raise UsageError(
-                "--method: continuation follows the unmasked tied model; a mask is scanned "
-                "(--method scan)"
+                "--method: continuation follows the tied model with one unmasked head; a "
+                "variant (--mask, --heads) is scanned (--method scan)"
             )
         orders = parse_order(order), parse_order(check_order, "--check-order")
         integration = method_for(engine, p, orders[0], points, randomisations, orders[1])

@@ -95,6 +95,11 @@ class TiedMap:
         """The tied model's branch whose start `start` builds on."""
         return branch
 
+    def scan_branch(self, branch: str) -> str:
+        """The branch whose fixed points stand for the "semantic" or "positional" mechanism
+        when a transition scan compares them (docs/theory.md §5): the branch itself."""
+        return branch
+
 
 @dataclass(frozen=True)
 class UntiedMap(TiedMap):

@@ -60,6 +60,11 @@ class HeadsMap(TiedMap):
         q, V = free.q * np.eye(self.heads), free.V * np.eye(self.heads)
         return dataclasses.replace(free, q=q, V=V)
 
+    def scan_branch(self, branch: str) -> str:
+        """The semantic mechanism of several heads is one head's: the specialised fixed point
+        (the mixed branch) stands for it in a transition scan (docs/variants.md §6)."""
+        return "mixed" if branch == "semantic" else branch
+
     def start(self, branch: str, tied: MatrixOverlaps) -> MatrixOverlaps:
         """The tied start of rank H; the semantic branch is refused (module docstring)."""
         if branch == "semantic":

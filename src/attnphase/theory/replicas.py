@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..params import ModelParams
+from .attention import attention_map
 from .baseline import linear_test_error, linear_test_error_qmc
 from .branches import on_own_branch
 from .engine import learning_curve, solve
@@ -85,8 +86,8 @@ class GaussHermiteReplica(Replica):
 
 class ScramblingReplica(Replica):
     """Scrambling k of a QMC method: the grid's fixed points are that scrambling's `Solution`s
-    of curves solved on all scramblings at once (`curves`); `positional` names the engine branch
-    that solves the positional scan (the simplex branch for the simplex encodings)."""
+    of curves solved on all scramblings at once (`curves`); `engine` names the engine branch
+    that solves each of the scan's branches (`scan_replicas`)."""
 
     def __init__(
         self,
@@ -94,10 +95,10 @@ class ScramblingReplica(Replica):
         channel: QMCChannel,
         k: int,
         curves: dict,
-        positional: str = POSITIONAL,
+        engine: dict[str, str] | None = None,
     ):
         self.p, self.channel, self.k, self.curves = p, channel, k, curves
-        self.positional = positional  # the engine branch the positional scan solves
+        self.engine = engine or {}  # the engine branch each scanned branch is solved on
 
     def curve(self, alphas, branch):
         return [
@@ -105,8 +106,9 @@ class ScramblingReplica(Replica):
         ]
 
     def solve_near(self, alpha, near, branch):
-        engine_branch = self.positional if branch == POSITIONAL else branch
-        return solve_one(alpha, self.p, near.overlaps, engine_branch, self.channel)
+        return solve_one(
+            alpha, self.p, near.overlaps, self.engine.get(branch, branch), self.channel
+        )
 
     def on_branch(self, point: Solution | None, branch):
         if point is None or point.overlaps is None or not point.converged:
@@ -147,18 +149,30 @@ class ReplicaScan:
         return solve_qmc(alpha, self.p, start, branch, self.method, channels=self.channels)
 
 
+def scan_engine(p: ModelParams, positional: str | None = None) -> dict[str, str]:
+    """The engine branch that solves each of a scan's branches: the attention map's
+    `scan_branch`, the positional one `positional` where given."""
+    amap = attention_map(p.variant)
+    return {
+        "semantic": amap.scan_branch("semantic"),
+        POSITIONAL: positional or amap.scan_branch(POSITIONAL),
+    }
+
+
 def scan_replicas(
     p: ModelParams,
     alphas: list[float],
     method: Method,
     *,
-    positional: str = POSITIONAL,
+    positional: str | None = None,
     progress: bool = False,
 ) -> ReplicaScan:
-    """The semantic and positional branches (`positional`: the engine branch that solves the
-    latter) along `alphas` on every replica of `method`: Gauss-Hermite at its order and at its
-    check order (followed lazily, as a replica's curve is asked for), QMC on every scrambling
-    at once (the same points for both branches)."""
+    """The semantic and positional branches along `alphas` on every replica of `method`:
+    Gauss-Hermite at its order and at its check order (followed lazily, as a replica's curve is
+    asked for), QMC on every scrambling at once (the same points for both branches). Each is
+    solved on the engine branch the model's attention map names for it (`scan_branch`: the
+    specialised point for several heads; a refusal for rotary positions), the positional one on
+    `positional` where given (the simplex branch for the simplex encodings)."""
     if isinstance(method, GaussHermite):
         replicas: list[Replica] = [
             GaussHermiteReplica(p, method),
@@ -166,14 +180,15 @@ def scan_replicas(
         ]
         return ReplicaScan(p, method, replicas, linear_test_error(p), 0.0)
     assert isinstance(method, QMC)
+    engine = scan_engine(p, positional)
     channels = scramblings(p, method)
     curves = {
-        b: qmc_curve(alphas, p, engine, method, channels=channels, progress=progress)
-        for b, engine in (("semantic", "semantic"), (POSITIONAL, positional))
+        b: qmc_curve(alphas, p, e, method, channels=channels, progress=progress)
+        for b, e in engine.items()
     }
     eps_lin, eps_lin_err = linear_test_error_qmc(p)
     replicas = [
-        ScramblingReplica(p, channel, k, curves, positional) for k, channel in enumerate(channels)
+        ScramblingReplica(p, channel, k, curves, engine) for k, channel in enumerate(channels)
     ]
     return ReplicaScan(p, method, list(replicas), eps_lin, eps_lin_err, channels)
 
@@ -184,7 +199,6 @@ def scrambling_scan(
     """Both branches along `alphas` on one given scrambling (its points and prox warm starts
     shared by both)."""
     alist = list(alphas)
-    curves = {
-        b: qmc_curve(alist, p, b, method, channels=[channel]) for b in ("semantic", POSITIONAL)
-    }
-    return ScramblingReplica(p, channel, 0, curves)
+    engine = scan_engine(p)
+    curves = {b: qmc_curve(alist, p, e, method, channels=[channel]) for b, e in engine.items()}
+    return ScramblingReplica(p, channel, 0, curves, engine)

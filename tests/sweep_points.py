@@ -46,3 +46,17 @@ def markers(directory) -> dict[float, int]:
         alpha = float(path.name.split("_")[0])
         out[alpha] = out.get(alpha, 0) + 1
     return out
+
+
+def counted_many(kind: str, batch: list[dict]) -> list[dict]:
+    """`counted` at every point of a batch, recording the batch's size in $SWEEP_BATCHES (one
+    file per batch, named by its size and a unique suffix)."""
+    sizes = os.environ.get("SWEEP_BATCHES")
+    if sizes:
+        (Path(sizes) / f"{len(batch)}_{uuid.uuid4().hex}").write_text(str(os.getpid()))
+    return [counted(kind, params) for params in batch]
+
+
+def batch_sizes(directory) -> list[int]:
+    """The sizes of the batches recorded in `directory`, sorted."""
+    return sorted(int(path.name.split("_")[0]) for path in Path(directory).iterdir())

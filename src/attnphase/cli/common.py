@@ -81,8 +81,10 @@ def usage(err: ValueError, options: dict[str, str] | None = None) -> UsageError:
         return err
     text = _one_line(err)
     head, _, rest = text.partition(" ")
-    name = head.rstrip(":").lstrip("-")
-    option = (options or {}).get(name, "--" + name.replace("_", "-"))
+    name = head.rstrip(":").lstrip("-").partition("=")[0]
+    if options and name in options:  # an option of many parameters: the parameter's name stays
+        return UsageError(f"{options[name]}: {text}")
+    option = "--" + name.replace("_", "-")
     return UsageError(f"{option}: {rest}" if head.endswith(":") else f"{option}: {text}")
 
 

@@ -75,6 +75,13 @@ def sweep(
     ] = True,
     export: Annotated[Path | None, typer.Option(help="write the table (.csv or .parquet)")] = None,
     format: FormatOpt = "table",
+    batch: Annotated[
+        int,
+        typer.Option(
+            help="points per worker task; theory points of a task solved together (QMC: one "
+            "prox call a round; pays on a GPU, --set device=cuda)"
+        ),
+    ] = 1,
 ) -> None:
     from ..sweep import SweepSpec, parse_grid, parse_set
 
@@ -88,6 +95,8 @@ def sweep(
             check_workers("--dask-workers", dask_workers)
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        if batch < 1:
+            raise UsageError(f"--batch must be >= 1, got {batch}")
         try:
             values = parse_grid(grid or [], kind)
         except ValueError as err:
@@ -133,6 +142,7 @@ def sweep(
             scheduler=scheduler,
             retry=retry,
             progress=show_progress(),
+            batch=batch,
         )
     except SweepError as err:
         fail(err)

@@ -18,15 +18,13 @@ from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
 
 from .._core.orphans import worker_pool
-from .points import PointFunction, run_point
+from .points import BatchFunction, Outcome, PointFunction, run_task
 from .store import SweepError
 
 BACKENDS = ("serial", "process", "dask")
 CONNECT_CHECK_SECONDS = 3.0  # TCP reachability of a Dask scheduler, before anything is created
 CLIENT_TIMEOUT_SECONDS = 10.0  # the Dask handshake once the port answers
 _MAX_HANDSHAKE = 1 << 26  # bytes: a Dask handshake frame is ~60
-
-Outcome = tuple[str, dict | None, str | None]
 
 
 class SchedulerError(SweepError):
@@ -40,29 +38,39 @@ def check_backend(backend: str, workers: int) -> None:
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
 
 
-def run_in_worker(fn: PointFunction, kind: str, params: dict) -> Outcome:
-    """`run_point` in a worker process, with torch on one thread (workers share the cores)."""
+def run_in_worker(
+    fn: PointFunction, many: BatchFunction | None, kind: str, batch: list[dict]
+) -> list[Outcome]:
+    """`run_task` in a worker process, with torch on one thread (workers share the cores)."""
     if kind == "simulation":
         import torch
 
         torch.set_num_threads(1)
-    return run_point(fn, kind, params)
+    return run_task(fn, many, kind, batch)
+
+
+def failed(message: str, n: int) -> list[Outcome]:
+    """The outcomes of a task of n points that never returned (its worker died)."""
+    return [("error", None, message)] * n
 
 
 class SerialBackend:
-    """Points computed one at a time in the caller's process."""
+    """Tasks (a point, or a batch of points computed together) run one at a time in the
+    caller's process; every backend's `outcome` is a task's list of point outcomes."""
 
     capacity = 1
 
-    def submit(self, fn: PointFunction, kind: str, params: dict) -> Future:
+    def submit(
+        self, fn: PointFunction, many: BatchFunction | None, kind: str, batch: list[dict]
+    ) -> Future:
         fut: Future = Future()
-        fut.set_result(run_point(fn, kind, params))
+        fut.set_result(run_task(fn, many, kind, batch))
         return fut
 
     def wait(self, handles, timeout: float | None) -> set:
         return {h for h in handles if h.done()}
 
-    def outcome(self, handle) -> Outcome:
+    def outcome(self, handle, n: int) -> list[Outcome]:
         return handle.result()
 
     def close(self) -> None:
@@ -77,25 +85,27 @@ class ProcessBackend:
         self.capacity = workers
         self._pool: ProcessPoolExecutor | None = None
 
-    def submit(self, fn: PointFunction, kind: str, params: dict) -> Future:
+    def submit(
+        self, fn: PointFunction, many: BatchFunction | None, kind: str, batch: list[dict]
+    ) -> Future:
         if self._pool is None:
             self._pool = worker_pool(self.capacity)
         try:
-            return self._pool.submit(run_in_worker, fn, kind, params)
+            return self._pool.submit(run_in_worker, fn, many, kind, batch)
         except BrokenProcessPool:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = worker_pool(self.capacity)
-            return self._pool.submit(run_in_worker, fn, kind, params)
+            return self._pool.submit(run_in_worker, fn, many, kind, batch)
 
     def wait(self, handles, timeout: float | None) -> set:
         done, _ = wait_futures(handles, timeout=timeout, return_when=FIRST_COMPLETED)
         return done
 
-    def outcome(self, handle: Future) -> Outcome:
+    def outcome(self, handle: Future, n: int) -> list[Outcome]:
         try:
             return handle.result()
         except BrokenProcessPool as err:
-            return "error", None, f"BrokenProcessPool: a worker process died ({err})"
+            return failed(f"BrokenProcessPool: a worker process died ({err})", n)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -161,8 +171,8 @@ class DaskBackend:
             self._client = Client(self._cluster)
         self.capacity = max(workers, sum(self._client.nthreads().values()))
 
-    def submit(self, fn: PointFunction, kind: str, params: dict):
-        return self._client.submit(run_in_worker, fn, kind, params, pure=False)
+    def submit(self, fn: PointFunction, many: BatchFunction | None, kind: str, batch: list[dict]):
+        return self._client.submit(run_in_worker, fn, many, kind, batch, pure=False)
 
     def wait(self, handles, timeout: float | None) -> set:
         from distributed import wait
@@ -172,11 +182,11 @@ class DaskBackend:
         except TimeoutError:
             return set()
 
-    def outcome(self, handle) -> Outcome:
+    def outcome(self, handle, n: int) -> list[Outcome]:
         try:
             return handle.result()
         except Exception as err:  # the worker died (KilledWorker) or the task was lost
-            return "error", None, f"{type(err).__name__}: {err}"
+            return failed(f"{type(err).__name__}: {err}", n)
 
     def close(self) -> None:
         self._client.close()
@@ -185,7 +195,7 @@ class DaskBackend:
 
 
 def open_backend(backend: str, workers: int, scheduler: str | None):
-    """The backend object (submit, wait, outcome, close; `capacity` points in flight)."""
+    """The backend object (submit, wait, outcome, close; `capacity` tasks in flight)."""
     if backend == "serial":
         return SerialBackend()
     if backend == "process":

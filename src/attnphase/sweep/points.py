@@ -1,7 +1,9 @@
-"""The computation of one sweep point: `solve` (theory) or `simulate` (simulation).
+"""The computation of sweep points: `solve` (theory) or `simulate` (simulation), one point at a
+time (`evaluate`) or a batch of points together (`evaluate_many`: theory points iterated
+together, the batch axis of `attnphase.theory.solve_batch`).
 
-`evaluate` sets no global state: it runs unchanged in the caller's process (serial backend) and
-in workers; what only workers may do (one torch thread each) is in `backends.run_in_worker`.
+Neither sets global state: they run unchanged in the caller's process (serial backend) and in
+workers; what only workers may do (one torch thread each) is in `backends.run_in_worker`.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import traceback
 from collections.abc import Callable
 
 PointFunction = Callable[[str, dict], dict]
+BatchFunction = Callable[[str, list[dict]], list[dict]]
+Outcome = tuple[str, dict | None, str | None]
 
 
 def evaluate(kind: str, params: dict) -> dict:
@@ -29,7 +33,35 @@ def evaluate(kind: str, params: dict) -> dict:
     return {k: v for k, v in out.items() if k not in params}
 
 
-def run_point(fn: PointFunction, kind: str, params: dict) -> tuple[str, dict | None, str | None]:
+def evaluate_many(kind: str, batch: list[dict]) -> list[dict]:
+    """`evaluate` at every point of `batch`, in order; theory points solved together
+    (`theory.engine.solve_cold_many`: each result the one `evaluate` gives alone)."""
+    if kind != "theory":
+        return [evaluate(kind, params) for params in batch]
+    from ..theory.engine import solve_cold_many
+    from .spec import theory_method, theory_model
+
+    jobs = [(p["alpha"], theory_model(p), p["branch"], theory_method(p)) for p in batch]
+    return [
+        {k: v for k, v in res.as_dict().items() if k not in params}
+        for res, params in zip(solve_cold_many(jobs), batch, strict=True)
+    ]
+
+
+def run_task(
+    fn: PointFunction, many: BatchFunction | None, kind: str, batch: list[dict]
+) -> list[Outcome]:
+    """Every point's outcome (`run_point`): the batch through `many` when given; where it
+    raises, each point again alone, so that the failing one is recorded with its own error."""
+    if many is not None and len(batch) > 1:
+        try:
+            return [("ok", result, None) for result in many(kind, batch)]
+        except Exception:
+            pass
+    return [run_point(fn, kind, params) for params in batch]
+
+
+def run_point(fn: PointFunction, kind: str, params: dict) -> Outcome:
     """("ok", result, None) or ("error", None, message and traceback): an exception at one
     point is recorded with it and the sweep goes on."""
     try:

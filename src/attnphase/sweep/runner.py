@@ -27,8 +27,8 @@ from pathlib import Path
 from .._core.interrupt import Interrupted
 from .._core.progress import progress_bar
 from ..io import check_output_file
-from .backends import Outcome, check_backend, open_backend
-from .points import PointFunction
+from .backends import check_backend, open_backend
+from .points import BatchFunction, Outcome, PointFunction
 from .store import BUSY, DONE, Heartbeat, Owner, ResultStore, StoreError, check_store
 
 Point = tuple[str, str, dict]  # (run id, kind, parameters)
@@ -105,6 +105,8 @@ def run_points(
     retry: bool = True,
     progress: bool | None = False,
     desc: str = "points",
+    batch: int = 1,
+    many: BatchFunction | None = None,
 ) -> SweepSummary:
     """fn(kind, params) -> dict at every point that `store` lacks, on `backend` ("serial": this
     process, "process": `workers` local processes, "dask": the `scheduler` or a LocalCluster).
@@ -112,9 +114,14 @@ def run_points(
     store: a store file (checked, then created only once the backend has started; its leases
     last `lease` seconds), an open Session (its own lease), or None (nothing stored). retry:
     recompute points stored as failed. progress: a bar on stderr (None: when it is a terminal).
-    fn must be importable by workers on the process and Dask backends."""
+    batch: up to this many points of one kind, claimed together, go to a worker as one task,
+    computed by many(kind, [params, ...]) -> [dict, ...] (each point alone where it raises).
+    fn and many must be importable by workers on the process and Dask backends."""
     points = list(points)
     check_backend(backend, workers)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch must be an integer >= 1, got {batch!r}")
+    task = Task(fn, many if batch > 1 else None, batch)
     if isinstance(store, (str, Path)):
         try:
             check_output_file(store, "store")
@@ -125,17 +132,26 @@ def run_points(
     try:
         if isinstance(store, (str, Path)):
             with Session(store, lease) as session:
-                return _drive(points, fn, session, pool, retry, progress, desc)
-        return _drive(points, fn, store, pool, retry, progress, desc)
+                return _drive(points, task, session, pool, retry, progress, desc)
+        return _drive(points, task, store, pool, retry, progress, desc)
     finally:
         pool.close()
 
 
-def _drive(points, fn, session: Session | None, pool, retry, progress, desc) -> SweepSummary:
+@dataclass(frozen=True)
+class Task:
+    """What a backend runs: `fn` a point at a time, or `many` on up to `size` points."""
+
+    fn: PointFunction
+    many: BatchFunction | None
+    size: int
+
+
+def _drive(points, task: Task, session: Session | None, pool, retry, progress, desc):
     """`_loop`, an interruption turned into `Interrupted` saying how many points are stored."""
     counts = {"ok": 0, "error": 0, DONE: 0}
     try:
-        return _loop(points, fn, session, pool, retry, progress, desc, counts)
+        return _loop(points, task, session, pool, retry, progress, desc, counts)
     except KeyboardInterrupt:
         done = counts["ok"] + counts["error"] + counts[DONE]
         where = (
@@ -146,9 +162,9 @@ def _drive(points, fn, session: Session | None, pool, retry, progress, desc) -> 
         raise Interrupted(f"{done} of {len(points)} points ({desc}) {where}") from None
 
 
-def _loop(points, fn, session, pool, retry, progress, desc, counts) -> SweepSummary:
-    """Points are claimed one at a time, just before the backend takes them, so concurrent runs
-    share the points."""
+def _loop(points, task: Task, session, pool, retry, progress, desc, counts) -> SweepSummary:
+    """Points are claimed just before the backend takes them (up to `task.size` of one kind at
+    a time), so concurrent runs share the points."""
     pending = deque((rid, kind, params, retry) for rid, kind, params in points)
     waiting: list[Point] = []
     inflight: dict = {}
@@ -157,32 +173,39 @@ def _loop(points, fn, session, pool, retry, progress, desc, counts) -> SweepSumm
     with progress_bar(total=len(pending), desc=desc, unit="point", enabled=show) as bar:
         while pending or waiting or inflight:
             while pending and len(inflight) < pool.capacity:
-                rid, kind, params, may_retry = pending.popleft()
-                state, attempt = None, None
-                if session is not None:
-                    state, attempt = session.db.claim(
-                        rid, session.owner, retry=may_retry, lease=session.lease
-                    )
-                if session is not None and state == DONE:
-                    stored = session.db.result(rid)
-                    assert stored is not None  # DONE: the point is stored
-                    outcomes[rid] = stored
-                    counts[DONE] += 1
-                    bar.update()
-                elif state == BUSY:
-                    waiting.append((rid, kind, params))
-                else:
-                    inflight[pool.submit(fn, kind, params)] = (rid, kind, params, attempt)
+                claimed: list[tuple[str, str, dict, object]] = []  # rid, kind, params, attempt
+                kind = pending[0][1]
+                while pending and len(claimed) < task.size and pending[0][1] == kind:
+                    rid, kind, params, may_retry = pending.popleft()
+                    state, attempt = None, None
+                    if session is not None:
+                        state, attempt = session.db.claim(
+                            rid, session.owner, retry=may_retry, lease=session.lease
+                        )
+                    if session is not None and state == DONE:
+                        stored = session.db.result(rid)
+                        assert stored is not None  # DONE: the point is stored
+                        outcomes[rid] = stored
+                        counts[DONE] += 1
+                        bar.update()
+                    elif state == BUSY:
+                        waiting.append((rid, kind, params))
+                    else:
+                        claimed.append((rid, kind, params, attempt))
+                if claimed:
+                    handle = pool.submit(task.fn, task.many, kind, [c[2] for c in claimed])
+                    inflight[handle] = claimed
             if inflight:
                 done = pool.wait(list(inflight), timeout=POLL_SECONDS if waiting else None)
                 for handle in done:
-                    rid, kind, params, attempt = inflight.pop(handle)
-                    outcome = pool.outcome(handle)
-                    if session is not None:
-                        session.db.finish(rid, kind, params, attempt, session.owner, outcome)
-                    outcomes[rid] = outcome
-                    counts[outcome[0]] += 1
-                    bar.update()
+                    claimed = inflight.pop(handle)
+                    results = pool.outcome(handle, len(claimed))
+                    for (rid, kind, params, attempt), outcome in zip(claimed, results, strict=True):
+                        if session is not None:
+                            session.db.finish(rid, kind, params, attempt, session.owner, outcome)
+                        outcomes[rid] = outcome
+                        counts[outcome[0]] += 1
+                        bar.update()
             elif waiting:
                 time.sleep(POLL_SECONDS)
             if waiting:

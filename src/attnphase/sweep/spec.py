@@ -15,9 +15,9 @@ simulation point is flat (`r`, `t` for ModelParams' rank and teacher_rank, the v
 theory); `sim_config` builds its ModelParams and SimConfig. Theory points
 give the model's variant the same way (untied, clusters, label_correlation, cluster_norm) and
 the integration method by name (`method`: gauss-hermite, the default, with `order` and the
-solver options; qmc with `points`, `randomisations`, `qmc_seed`); the variant and the QMC fields
-are hashed only away from their defaults, and the options of the method not chosen must stay
-at their defaults.
+solver options; qmc with `points`, `randomisations`, `qmc_seed` and the `device` it runs on);
+the variant and the QMC fields are hashed only away from their defaults, and the options of the
+method not chosen must stay at their defaults.
 
 Text syntax (the CLI's --grid/--set): `name=v1,v2` or `name=start:stop:num` for one-number
 parameters; for the multi-valued ones (`order`, `A`, `encodings`) a comma list is ONE value and
@@ -86,6 +86,7 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "points": "integer",
         "randomisations": "integer",
         "qmc_seed": "integer",
+        "device": "name",
     },
     "simulation": {
         "d": "integer",
@@ -138,6 +139,7 @@ _HASHED_WHEN_ON = {
         **_VARIANT_OFF,
         "method": GaussHermite.name,
         **{name: getattr(QMC(), field) for field, name in QMC_FIELDS.items()},
+        "device": QMC().device,
     },
 }
 # theory: the integration method's name and the options that apply to it alone
@@ -176,6 +178,7 @@ def _defaults(kind: str) -> dict[str, Any]:
         out["branch"] = "semantic"
         out.update(_VARIANT_OFF, method=GaussHermite.name)
         out.update({name: getattr(QMC(), field) for field, name in QMC_FIELDS.items()})
+        out["device"] = QMC().device
         return out
     from ..sim import SimConfig
 
@@ -354,7 +357,7 @@ def theory_method(p: dict) -> Method:
     if p["method"] == GaussHermite.name:
         options = {k: p[k] for k in SOLVER_OPTIONS if k != "order"}
         return GaussHermite(tuple(p["order"]), **options)
-    return QMC(**{field: p[name] for field, name in QMC_FIELDS.items()})
+    return QMC(**{field: p[name] for field, name in QMC_FIELDS.items()}, device=p["device"])
 
 
 def theory_model(p: dict) -> ModelParams:
@@ -384,7 +387,7 @@ def _validate_theory(p: dict) -> None:
         p["label_correlation"], p["cluster_norm"] = 0.0, 1.0
     model = theory_model(p)
     if p["method"] == GaussHermite.name:
-        _keep_defaults(p, QMC_FIELDS.values(), GaussHermite.name)
+        _keep_defaults(p, (*QMC_FIELDS.values(), "device"), GaussHermite.name)
         if not model.is_l2:
             raise ValueError(
                 "the exact L=2 engine needs L = 2, rank = teacher_rank = 1 and encodings "

@@ -166,17 +166,31 @@ def solve_batch(
     for alpha, params, branch in points:
         p = params if params is not None else ModelParams()
         jobs.append((check_alpha(alpha), p, _check_branch(branch, None), resolve_method(method, p)))
+    out = solve_cold_many(jobs, strict=strict)
+    for res, (*_, m) in zip(out, jobs, strict=True):
+        if isinstance(m, QMC):  # the Gauss-Hermite solver warns (or raises) itself
+            _warn_unconverged(res, strict)
+    return out
+
+
+def solve_cold_many(
+    jobs: Sequence[tuple[float, ModelParams, str, Method | str]], *, strict: bool = False
+) -> list[TheoryResult]:
+    """`solve_cold` at every (alpha, model, branch, method), in the order given (a sweep's batch
+    of points): the QMC points iterated together (`solve_batch`), the Gauss-Hermite ones one
+    after another (strict: their ConvergenceError)."""
     out: list[TheoryResult | None] = [None] * len(jobs)
-    batched = [i for i, job in enumerate(jobs) if isinstance(job[3], QMC)]
+    methods = [resolve_method(m, p) for _, p, _, m in jobs]
+    batched = [i for i, m in enumerate(methods) if isinstance(m, QMC)]
     steps = []
     for i in batched:
-        alpha, p, branch, m = jobs[i]
+        alpha, p, branch, _ = jobs[i]
+        m = methods[i]
         assert isinstance(m, QMC)
         steps.append(solve_qmc_steps(alpha, p, None, branch, m))
     for i, res in zip(batched, run(gather(steps), moments_many), strict=True):
-        _warn_unconverged(res, strict)
         out[i] = res
-    for i, (alpha, p, branch, m) in enumerate(jobs):
+    for i, ((alpha, p, branch, _), m) in enumerate(zip(jobs, methods, strict=True)):
         if isinstance(m, GaussHermite):
             out[i] = solve_exact(alpha, p, None, branch, m, strict=strict)
     return [r for r in out if r is not None]

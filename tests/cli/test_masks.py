@@ -51,7 +51,7 @@ def test_a_causal_theory_run_reports_its_masks():
 def test_transition_follows_no_line_for_a_mask():
     res = runner.invoke(app, ["transition", "--mask", "causal", "--method", "continuation"])
     assert res.exit_code == 2
-    assert res.output.startswith("error: --method: continuation follows the unmasked tied model")
+    assert res.output.startswith("error: --method: continuation follows the tied model with one")
 
 
 def test_a_sweep_point_takes_the_mask_and_the_unmasked_run_id_is_unchanged():

@@ -54,7 +54,7 @@ def test_the_cli_refuses_what_a_variant_scan_cannot_do(args, names):
 def test_two_heads_beat_the_baseline_where_the_variants_page_says():
     """docs/variants.md §6: two heads at omega 0.3 beat the linear baseline from alpha_l = 2.13
     (linear interpolation of the test error between alpha 2 and 2.25); the scan's root, 2.129
-    +- 0.003 at 512 x 2 points (56 s), within 0.02 of it (the page's value interpolates the
+    +- 0.003 at 512 x 2 points (30-60 s), within 0.02 of it (the page's value interpolates the
     test error linearly over a step of 0.25)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

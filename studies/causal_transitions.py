@@ -3,9 +3,10 @@ at L = 2, 3, 4 (docs/variants.md), with the wall time of each `find_transitions`
 
     python studies/causal_transitions.py [--L 2,3,4] [--alpha-max 5] [--num 24] [--points 4096]
 
-The positional targets: unmasked A_L(0.6) (0.6 on the diagonal, 0.4 spread evenly over each
-row), causal its lower-triangular analogue (0.6 on the diagonal, 0.4 spread over the earlier
-tokens; the first row (1, 0, ...)); omega 0.3, sigma 0.5, lambda 0.01, linear encodings. Both
+The models: the scaling family's linear member (`family_model`; unmasked A_L(0.6): 0.6 on the
+diagonal, 0.4 spread evenly over each row) and its causal member (`mask="causal"`: 0.6 on the
+diagonal, 0.4 spread over the earlier tokens, the first row (1, 0, ...)); omega 0.3, sigma 0.5,
+lambda 0.01, linear encodings. Both
 models by QMC (the same points and scramblings), so that the two columns differ by the mask
 alone. Each row is printed, and appended to studies/data/causal_transitions.csv, as it ends.
 """
@@ -18,22 +19,10 @@ import time
 import warnings
 from pathlib import Path
 
-from attnphase import QMC, Causal, ModelParams, find_transitions
+from attnphase import QMC, family_model, find_transitions
 
 OUT = Path(__file__).parent / "data" / "causal_transitions.csv"
 FIELDS = ["L", "mask", "points", "alpha_c", "alpha_c_err", "alpha_l", "alpha_l_err", "wall_s"]
-
-
-def unmasked_A(L: int) -> tuple[tuple[float, ...], ...]:
-    return tuple(tuple(0.6 if i == j else 0.4 / (L - 1) for j in range(L)) for i in range(L))
-
-
-def causal_A(L: int) -> tuple[tuple[float, ...], ...]:
-    rows = [tuple([1.0] + [0.0] * (L - 1))]
-    rows += [
-        tuple(0.6 if j == i else (0.4 / i if j < i else 0.0) for j in range(L)) for i in range(1, L)
-    ]
-    return tuple(rows)
 
 
 def main() -> None:
@@ -52,10 +41,7 @@ def main() -> None:
             out.writeheader()
         print(" ".join(FIELDS), flush=True)
         for L in (int(x) for x in args.L.split(",")):
-            models = {
-                "none": ModelParams(A=unmasked_A(L)),
-                "causal": ModelParams(A=causal_A(L), variant=Causal(target=True)),
-            }
+            models = {mask: family_model(L, 0.3, mask=mask) for mask in ("none", "causal")}
             for mask, p in models.items():
                 t0 = time.perf_counter()
                 tr = find_transitions(p, alpha_max=args.alpha_max, num=args.num, method=method)

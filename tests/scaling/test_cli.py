@@ -36,6 +36,11 @@ def never(*args, **kwargs):
         ("--workers 0", "--workers"),
         ("--format xml", "--format"),
         ("--store s.txt", "--store"),
+        ("--mask diagonal", "--mask"),
+        ("--heads 0", "--heads"),
+        ("--heads 2 --mask causal", "--heads"),
+        ("--encodings linear,simplex --mask causal", "--encodings"),
+        ("--encodings simplex --heads 2", "--encodings"),
     ],
 )
 def test_bad_input(args, option, monkeypatch, tmp_path):

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from attnphase.ops.array import attention
-from attnphase.params import STANDARD_A, positional_target, simplex_encodings
+from attnphase.params import STANDARD_A, Causal, Heads, positional_target, simplex_encodings
 from attnphase.scaling import family_model, family_rank
+from attnphase.scaling.family import causal_positional_target
 
 
 def test_target_at_two_tokens_is_the_papers():
@@ -75,3 +76,29 @@ def test_bad_family_and_length():
         family_model(3, 0.3, "circle")
     with pytest.raises(ValueError, match="L must"):
         family_model(1, 0.3)
+
+
+@pytest.mark.parametrize("L", range(2, 9))
+def test_causal_target_is_a_causal_attention_matrix(L):
+    """Rows sum to one, nothing above the diagonal, a on it from the second row, 1 - a spread
+    evenly over the earlier tokens, the first row (1, 0, ...)."""
+    A = np.asarray(causal_positional_target(L, 0.6))
+    np.testing.assert_allclose(A.sum(axis=1), 1.0, rtol=0, atol=1e-15)
+    assert np.all(np.triu(A, 1) == 0) and A[0, 0] == 1.0
+    np.testing.assert_allclose(np.diag(A)[1:], 0.6, rtol=0, atol=0)
+    for i in range(1, L):
+        np.testing.assert_allclose(A[i, :i], 0.4 / i, rtol=1e-15)
+
+
+def test_variant_members():
+    p = family_model(3, 0.3, mask="causal")
+    assert p.variant == Causal(target=True) and p.A == ((1, 0, 0), (0.4, 0.6, 0), (0.2, 0.2, 0.6))
+    q = family_model(4, 0.5, heads=3)
+    assert q.variant == Heads(3) and q.rank == 1 and q.A == positional_target(4, 0.6)
+    for kwargs, name in [
+        (dict(family="simplex", mask="causal"), "encodings"),
+        (dict(mask="causal", heads=2), "heads"),
+        (dict(mask="full"), "mask"),
+    ]:
+        with pytest.raises(ValueError, match=f"^{name}"):
+            family_model(3, 0.3, **kwargs)

@@ -6,13 +6,15 @@ near alpha 1.28). The committed table docs/scaling.csv is checked in the default
 slow tests recompute the rows."""
 
 import math
+import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from attnphase import find_transitions
 from attnphase.scaling import ScanSettings, family_model, scaling_point
-from attnphase.theory import QMC
+from attnphase.theory import QMC, NonConvergenceWarning
 from attnphase.theory.qmc.engine import qmc_curve
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -113,3 +115,30 @@ def test_simplex_three_tokens_branches_cross_where_the_scan_says():
             losses[res.alpha, branch] = res.train_loss
     assert losses[0.6, "simplex_positional"] < losses[0.6, "semantic"]
     assert losses[1.1, "semantic"] < losses[1.1, "simplex_positional"]
+
+
+def test_two_head_row_is_the_transition_scan_of_two_heads():
+    """20 s measured. The row of two heads at L = 2 (QMC 512 x 2 on [1.6, 2.6]) and
+    `find_transitions` on the same model, window and integration: one alpha_l (2.129, the tied
+    model's is 1.49: a row that dropped the heads fails), equal to 1e-5 (measured 7.1e-7: the
+    scaling grid is geometric, the transition's even; both far inside the error, 3.3e-3)."""
+    settings = ScanSettings(alpha_min=1.6, alpha_max=2.6, num=4, points=512, randomisations=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NonConvergenceWarning)
+        row = scaling_point(2, 0.3, settings=settings, heads=2)
+        tr = find_transitions(
+            family_model(2, 0.3, heads=2), alpha_min=1.6, alpha_max=2.6, num=4, method=QMC(512, 2)
+        )
+    assert abs(row["alpha_l"] - tr.alpha_l) < 1e-5 and abs(row["alpha_l"] - 2.129) < 0.01
+    assert row["mixed"].startswith("not searched")
+
+
+@pytest.mark.slow
+def test_causal_row_against_the_variants_page():
+    """37 s measured. The causal row at L = 2 (QMC 512 x 2 on [2.2, 3]) against docs/variants.md
+    §4 (4096 x 4: alpha_c 2.5274 +- 0.0062, alpha_l 2.7184 +- 0.0069) within 3 combined errors;
+    the unmasked model's (1.25, 1.49) lie far outside."""
+    settings = ScanSettings(alpha_min=2.2, alpha_max=3.0, num=4, points=512, randomisations=2)
+    row = scaling_point(2, 0.3, settings=settings, mask="causal", mixed=False)
+    for name, ref in {"alpha_c": (2.5274, 0.0062), "alpha_l": (2.7184, 0.0069)}.items():
+        assert within(row[name], row[f"{name}_err"], *ref), (name, row[name])

@@ -3,6 +3,7 @@ a fake: every (L, omega, family) is one stored point, a rerun computes nothing, 
 leaves rows that say so, a failed point says why; the figure draws such a table."""
 
 import math
+import sqlite3
 
 import numpy as np
 import pandas as pd
@@ -11,12 +12,15 @@ import pytest
 from attnphase.scaling import ScanSettings
 from attnphase.scaling import table as scaling_module
 from attnphase.scaling.table import COLUMNS, QUANTITIES, scaling_table
+from attnphase.sweep.runner import point_id
 
 CALLS: list[tuple] = []
+VARIANTS: list[tuple] = []
 
 
 def fake_point(kind: str, params: dict) -> dict:
     CALLS.append((params["L"], params["omega"], params["encodings"]))
+    VARIANTS.append((params.get("mask", "none"), params.get("heads", 1)))
     if params["omega"] == 0.5 and params["L"] == 3:
         raise RuntimeError("no convergence here")
     row = {}
@@ -30,6 +34,7 @@ def fake_point(kind: str, params: dict) -> dict:
 @pytest.fixture()
 def fake(monkeypatch):
     CALLS.clear()
+    VARIANTS.clear()
     monkeypatch.setattr(scaling_module, "evaluate_point", fake_point)
 
 
@@ -49,6 +54,42 @@ def test_one_point_per_length_omega_family_and_resume(fake, tmp_path):
         again = scaling_table([2, 3], [0.3, 0.5], ["linear", "simplex"], store=store)
     assert sorted(CALLS) == [(3, 0.5, "linear"), (3, 0.5, "simplex")]
     pd.testing.assert_frame_equal(df.drop(columns="seconds"), again.drop(columns="seconds"))
+
+
+def test_a_variant_is_its_own_point_and_the_default_keeps_its_id(fake, tmp_path):
+    """A causal or two-head row is computed as such, never read back as the tied row of the same
+    store; the tied point's parameters are those of earlier stores (no mask, no heads), so that
+    they resume; 3 and 3.0 are one setting."""
+    store = tmp_path / "s.sqlite"
+    scaling_table([2], [0.3], store=store)
+    tied = scaling_table([2], [0.3], settings=ScanSettings(alpha_max=16, sigma=1 / 2), store=store)
+    assert VARIANTS == [("none", 1)]  # read back
+    causal = scaling_table([2], [0.3], mask="causal", store=store)
+    heads = scaling_table([2], [0.3], heads=2, store=store)
+    assert VARIANTS[1:] == [("causal", 1), ("none", 2)]
+    assert (causal["mask"].tolist(), heads["heads"].tolist()) == (["causal"], [2])
+    assert (tied["mask"].tolist(), tied["heads"].tolist()) == (["none"], [1])
+    scaling_table([2], [0.3], mask="causal", store=store)
+    assert len(VARIANTS) == 3  # read back
+    expected = {"version": 2, "L": 2, "omega": 0.3, "encodings": "linear", "mixed": True}
+    assert point_id("scaling", expected | ScanSettings().as_dict()) in stored_ids(store)
+
+
+def stored_ids(store) -> set[str]:
+    with sqlite3.connect(store) as db:
+        return {row[0] for row in db.execute("SELECT run_id FROM results")}
+
+
+def test_variant_refused_before_any_work(fake):
+    for kwargs, name in [
+        (dict(mask="diagonal"), "mask"),
+        (dict(heads=0), "heads"),
+        (dict(mask="causal", heads=2), "heads"),
+        (dict(families=["simplex"], heads=2), "encodings"),
+    ]:
+        with pytest.raises(ValueError, match=f"^{name}"):
+            scaling_table([2], [0.3], **kwargs)
+    assert CALLS == []
 
 
 def test_time_limit_marks_lengths_not_started(fake, tmp_path, monkeypatch):

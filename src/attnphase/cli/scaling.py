@@ -110,17 +110,33 @@ def scaling(
         typer.Option(help="folder for scaling.png (+ PDF), scaling.csv and the store"),
     ] = None,
     format: FormatOpt = "table",
+    mask: Annotated[
+        str,
+        typer.Option(
+            help="none | causal: a causal student facing the causal target (a on the diagonal, "
+            "1 - a over the earlier tokens; linear family)"
+        ),
+    ] = "none",
+    heads: Annotated[
+        int, typer.Option(help="tied heads of rank 1, averaged with equal weights (linear family)")
+    ] = 1,
 ) -> None:
     """alpha_c, alpha_l and the ends of the semantic and positional branches with their errors
     against the sequence length L, for each omega and encoding family (docs/scaling.md), with a
     search for fixed points where m and theta are both non-zero. Resumable: finished points
     stay in the store, and a rerun computes only what is missing."""
+    from ..scaling.family import family_variant
     from ..scaling.settings import ScanSettings
 
     try:
         lengths = parse_lengths(L)
         omegas = parse_omegas(omega)
         families = parse_families(encodings)
+        try:
+            for family in families:
+                family_variant(family, mask, heads)
+        except ValueError as err:
+            raise usage(err) from None
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         try:
@@ -167,6 +183,8 @@ def scaling(
         families,
         settings,
         mixed=mixed,
+        mask=mask,
+        heads=heads,
         store=store,
         backend=backend,
         workers=workers,
@@ -174,7 +192,9 @@ def scaling(
         time_limit=time_limit,
         progress=show_progress(),
     )
-    typer.echo(render(table.to_dict("records"), format, SCALING_COLUMNS))
+    variant = (["mask"] if mask != "none" else []) + (["heads"] if heads > 1 else [])
+    columns = SCALING_COLUMNS[:3] + variant + SCALING_COLUMNS[3:]
+    typer.echo(render(table.to_dict("records"), format, columns))
     if plot is not None:
         from ..figures.scaling import scaling_figure
         from ..sweep.run import write_table

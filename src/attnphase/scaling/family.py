@@ -12,16 +12,25 @@ encoding families:
   of rank L - 1, the smallest rank whose fields h_l = m c_l have logits m^2 on the diagonal and
   -m^2/(L - 1) off it for every token: exactly the pattern of the target, with a = its softmax.
 At L = 2 both are the paper's model (C = (+1, -1), rank 1).
+
+A variant of the linear family (docs/variants.md): `mask` "causal", a causal student facing a
+causal target (`causal_positional_target`: a on the diagonal, 1 - a spread evenly over the
+earlier tokens, the first row (1, 0, ...)); or `heads` H >= 2 tied heads of rank 1 each.
 """
 
 from __future__ import annotations
 
 from ..params import (
+    MASKS,
     ModelParams,
+    Tied,
+    Variant,
+    check_finite,
     check_int,
     default_encodings,
     positional_target,
     simplex_encodings,
+    variant_of,
 )
 
 FAMILIES = ("linear", "simplex")
@@ -49,6 +58,36 @@ def family_rank(L: int, family: str) -> int:
     return 1 if check_family(family) == "linear" else check_length(L) - 1
 
 
+def causal_positional_target(L: int, a: float = DIAGONAL) -> tuple[tuple[float, ...], ...]:
+    """The causal analogue of `positional_target`: row 0 is (1, 0, ...) (the first token sees
+    only itself), row l has a on the diagonal and (1 - a)/l on each earlier token, zero above."""
+    L = check_int("L", L, minimum=2)
+    a = check_finite("a", a)
+    rows = [tuple(1.0 if j == 0 else 0.0 for j in range(L))]
+    rows += [
+        tuple(a if j == i else (1.0 - a) / i if j < i else 0.0 for j in range(L))
+        for i in range(1, L)
+    ]
+    return tuple(rows)
+
+
+def family_variant(family: str, mask: str = "none", heads: int = 1) -> Variant:
+    """The variant of a scaling row (module docstring): `Tied()`, `Causal(target=True)` for mask
+    "causal" or `Heads(heads)`; ValueError naming `mask`, `heads` or `encodings` for a
+    combination the family does not hold (both at once; either with the simplex family, whose
+    positional branch is pinned symmetric under token permutations, which a mask breaks and
+    several heads multiply)."""
+    if mask not in MASKS:
+        raise ValueError(f"mask must be one of {', '.join(MASKS)}, got {mask!r}")
+    variant = variant_of(False, mask=mask, target_mask=mask, heads=heads)
+    if variant != Tied() and check_family(family) == "simplex":
+        raise ValueError(
+            "encodings: the simplex family goes with one unmasked head; a causal mask or "
+            "several heads go with the linear family"
+        )
+    return variant
+
+
 def family_model(
     L: int,
     omega: float = 0.3,
@@ -57,16 +96,22 @@ def family_model(
     a: float = DIAGONAL,
     sigma: float = 0.5,
     lam: float = 0.01,
+    mask: str = "none",
+    heads: int = 1,
 ) -> ModelParams:
-    """The member of the family at sequence length L (module docstring; docs/scaling.md §1)."""
+    """The member of the family at sequence length L (module docstring; docs/scaling.md §1),
+    with the variant of `family_variant` (docs/variants.md)."""
     L = check_length(L)
     family = check_family(family)
+    variant = family_variant(family, mask, heads)
     encodings = default_encodings(L) if family == "linear" else simplex_encodings(L)
+    A = causal_positional_target(L, a) if mask == "causal" else positional_target(L, a)
     return ModelParams(
         omega=omega,
         sigma=sigma,
         lam=lam,
-        A=positional_target(L, a),
+        A=A,
         rank=family_rank(L, family),
         encodings=encodings,
+        variant=variant,
     )

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..params import ModelParams
+from ..params import ModelParams, Tied
 from ..theory import QMC, GaussHermite, Method, NonConvergenceWarning
 from ..theory.branches import SIMPLEX_BRANCH
 from ..theory.overlaps import MatrixOverlaps
@@ -180,14 +180,17 @@ def scaling_point(
     *,
     mixed: bool = True,
     progress: bool = False,
+    mask: str = "none",
+    heads: int = 1,
 ) -> dict[str, Any]:
     """The row of one (L, omega, family) (module docstring; docs/scaling.md §2) at `settings`
     (default `ScanSettings()`): the grid is `num` alphas spaced geometrically on [alpha_min,
     alpha_max]; the integration is the exact engine at L = 2 (Gauss-Hermite, default orders)
-    and QMC(points, randomisations) otherwise."""
+    and QMC(points, randomisations) otherwise (a variant, `mask` or `heads` as in
+    `family_model`, by QMC at every L; the search for mixed fixed points is the tied model's)."""
     t0 = time.perf_counter()
     s = settings or ScanSettings()
-    p = family_model(L, omega, family, a=s.a, sigma=s.sigma, lam=s.lam)
+    p = family_model(L, omega, family, a=s.a, sigma=s.sigma, lam=s.lam, mask=mask, heads=heads)
     alphas = [float(x) for x in np.geomspace(s.alpha_min, s.alpha_max, s.num)]
     positional = SIMPLEX_BRANCH if family == "simplex" and p.L > 2 else "positional"
     method, scan, per, split = _agreed_scan(p, alphas, s, positional, progress)
@@ -214,7 +217,9 @@ def scaling_point(
     for name, text in statuses.items():
         row[f"{name}_status"] = text
     row["eps_lin"], row["eps_lin_err"] = scan.eps_lin, scan.eps_lin_err
-    if mixed:
+    if mixed and p.variant != Tied():
+        row |= {"mixed": "not searched: the search follows the tied model", "mixed_found": 0}
+    elif mixed:
         main, search = per[0], scan
         if scan.channels is None:  # L = 2: the roots came from the exact engine
             search = scan_replicas(p, alphas, QMC(s.points, s.randomisations))

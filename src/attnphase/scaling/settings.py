@@ -37,6 +37,8 @@ class ScanSettings:
         family_model(2, 0.3, "linear", a=self.a, sigma=self.sigma, lam=self.lam)
         check_alpha(self.alpha_min, "alpha_min")
         check_alpha(self.alpha_max, "alpha_max")
+        for name in ("a", "sigma", "lam", "alpha_min", "alpha_max"):  # 3 and 3.0: one point id
+            object.__setattr__(self, name, float(getattr(self, name)))
         if not self.alpha_min < self.alpha_max:
             raise ValueError(
                 f"alpha_min: need alpha_min < alpha_max, got {self.alpha_min}, {self.alpha_max}"

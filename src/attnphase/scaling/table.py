@@ -20,7 +20,7 @@ from .._core.interrupt import Interrupted
 from ..params import check_positive, check_unit_interval
 from ..sweep.runner import point_id, run_points
 from ..transitions.paths import LINES
-from .family import check_family, check_length
+from .family import check_family, check_length, family_variant
 from .settings import ScanSettings
 
 KIND = "scaling"
@@ -30,6 +30,8 @@ COLUMNS = [  # the table's leading columns, in order
     "L",
     "omega",
     "encodings",
+    "mask",
+    "heads",
     "status",
     *(c for q in QUANTITIES for c in (q, f"{q}_err", f"{q}_status")),
     "eps_lin",
@@ -51,7 +53,13 @@ def evaluate_point(kind: str, params: dict) -> dict:
 
     settings = ScanSettings(**{k: params[k] for k in ScanSettings.__dataclass_fields__})
     return scaling_point(
-        params["L"], params["omega"], params["encodings"], settings, mixed=params["mixed"]
+        params["L"],
+        params["omega"],
+        params["encodings"],
+        settings,
+        mixed=params["mixed"],
+        mask=params.get("mask", "none"),
+        heads=params.get("heads", 1),
     )
 
 
@@ -62,6 +70,8 @@ def scaling_table(
     settings: ScanSettings | None = None,
     *,
     mixed: bool = True,
+    mask: str = "none",
+    heads: int = 1,
     store: str | Path | None = None,
     backend: str = "serial",
     workers: int = 1,
@@ -72,11 +82,15 @@ def scaling_table(
     """alpha_c, alpha_l and the branches' ends with their errors and statuses, one row per
     (L, omega, family) (`point.scaling_point` at `settings`, default `ScanSettings()`);
     `status` is "computed", "failed: ..." or "not computed: ..." (the time limit in seconds
-    was reached before its L started). store: a sweep-store file that keeps finished points
-    (None: nothing kept)."""
+    was reached before its L started). mask, heads: the variant of every row (`family_model`;
+    a point's parameters name them only away from the default, so that earlier stores resume).
+    store: a sweep-store file that keeps finished points (None: nothing kept)."""
     lengths = sorted({check_length(L) for L in lengths})
     omegas = [check_unit_interval("omega", w) for w in omegas]
     families = [check_family(f) for f in families]
+    for f in families:
+        family_variant(f, mask, heads)
+    variant = ({"mask": mask} if mask != "none" else {}) | ({"heads": heads} if heads > 1 else {})
     if time_limit is not None:
         check_positive("time_limit", time_limit)
     settings = settings or ScanSettings()
@@ -85,6 +99,7 @@ def scaling_table(
     for L in lengths:
         grid = [
             {"version": VERSION, "L": L, "omega": w, "encodings": f, "mixed": mixed}
+            | variant
             | settings.as_dict()
             for f in families
             for w in omegas
@@ -104,6 +119,7 @@ def scaling_table(
                 raise Interrupted(f"{err}{before}") from None
         for rid, point in zip(ids, grid, strict=True):
             head = {"L": L, "omega": point["omega"], "encodings": point["encodings"]}
+            head |= {"mask": mask, "heads": heads}
             if outcomes is None:
                 reason = f"not computed: the time limit of {time_limit:g} s was reached"
                 rows.append({**head, "status": reason})

@@ -127,6 +127,28 @@ def test_figure_draws_missing_quantities(fake, tmp_path):
     assert (tmp_path / "f.png").stat().st_size > 0 and (tmp_path / "f.pdf").exists()
 
 
+def test_figure_keeps_variants_apart(fake, tmp_path, monkeypatch):
+    """Rows of the tied model and of a variant (one table made of two runs) are separate curves,
+    each named in the legend; a table without the variant columns (earlier CSVs) is tied."""
+    import matplotlib.pyplot as plt
+
+    from attnphase.figures import scaling as figure
+
+    tied = scaling_table([2, 3], [0.3], ["linear"])
+    causal = scaling_table([2, 3], [0.3], ["linear"], mask="causal")
+    drawn = []
+    monkeypatch.setattr(figure, "save", lambda fig, path: drawn.append(fig))
+    figure.scaling_figure(pd.concat([tied, causal]), tmp_path / "f.png")
+    figure.scaling_figure(tied.drop(columns=["mask", "heads"]), tmp_path / "g.png")
+    labels = [t.get_text() for t in drawn[0].legends[0].get_texts()]
+    assert "linear encodings" in labels and "linear encodings, causal mask" in labels
+    assert len(drawn[0].axes[0].containers) == 2 * 2  # 2 quantities x 2 models
+    assert "linear encodings" in [t.get_text() for t in drawn[1].legends[0].get_texts()]
+    assert len(drawn[1].axes[0].containers) == 2
+    for fig in drawn:
+        plt.close(fig)
+
+
 @pytest.mark.parametrize(
     "status, kind",
     [

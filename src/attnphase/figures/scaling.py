@@ -1,9 +1,10 @@
 """The scaling table (`attnphase.scaling.scaling_table`) drawn against the sequence length L: one
 column of panels per omega, the transitions alpha_c and alpha_l above and the ends of both
-branches below, solid for the linear encodings and dashed for the simplex ones, error bars from
-the table. A value that does not exist is drawn as what it is, from its status: an arrow at the
-window's edge where it lies beyond the window (a branch that exists at alpha_min, a crossing
-below or above the window), a cross where there is nothing to find (no branch, no crossing)."""
+branches below, solid for the linear encodings and dashed for the simplex ones (a causal mask
+dotted, several heads dash-dotted), error bars from the table. A value that does not exist is
+drawn as what it is, from its status: an arrow at the window's edge where it lies beyond the
+window (a branch that exists at alpha_min, a crossing below or above the window), a cross where
+there is nothing to find (no branch, no crossing)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,21 @@ from ..scaling.status import status_kind
 from .style import COLORS, EXTENSION_COLORS, new_figure, save
 
 FAMILY_LINES = {"linear": "-", "simplex": "--"}
+VARIANT_LINES = {"causal": ":", "heads": "-."}
+
+
+def model_of(row: dict) -> tuple[str, str]:
+    """The label and line style of a table row's model: its encoding family, and its variant
+    where the row has one (`mask`, `heads` columns; absent in tables without variants)."""
+    family = str(row["encodings"])
+    if str(row.get("mask", "none")) == "causal":
+        return f"{family} encodings, causal mask", VARIANT_LINES["causal"]
+    heads = row.get("heads", 1)
+    if pd.notna(heads) and int(heads) > 1:
+        return f"{family} encodings, {int(heads)} heads", VARIANT_LINES["heads"]
+    return f"{family} encodings", FAMILY_LINES.get(family, ":")
+
+
 # (quantity, marker, colour, filled); the branch ends in the branches' own colours
 ROWS = (
     (("alpha_c", "o", "0.25", True), ("alpha_l", "s", COLORS["accent"], False)),
@@ -51,12 +67,15 @@ def scaling_figure(df: pd.DataFrame, path: str | Path) -> None:
     lo, hi = _window(df)
     edge = {"below": (lo, r"$\downarrow$"), "beyond": (hi, r"$\uparrow$"), "none": (lo, "x")}
     lengths = sorted(int(v) for v in df["L"].unique())
+    models = [model_of(r) for r in df.to_dict("records")]
+    df = df.assign(model=[label for label, _ in models])
+    styles = dict(models)
     for col, omega in enumerate(omegas):
         at = df[np.isclose(df["omega"].astype(float), omega)].sort_values("L")
         for row, quantities in enumerate(ROWS):
             ax = axes[row][col]
-            for f, (family, rows) in enumerate(at.groupby("encodings")):
-                style = FAMILY_LINES.get(str(family), ":")
+            for f, (model, rows) in enumerate(at.groupby("model")):
+                style = styles[str(model)]
                 L = rows["L"].to_numpy(float)
                 for k, (name, marker, colour, filled) in enumerate(quantities):
                     y = rows[name].to_numpy(float)
@@ -98,8 +117,8 @@ def scaling_figure(df: pd.DataFrame, path: str | Path) -> None:
         for n, m, c, f in quantities
     ]
     handles += [
-        Line2D([], [], color="0.3", ls=FAMILY_LINES[f], label=f"{f} encodings")
-        for f in sorted(set(map(str, df["encodings"])) & set(FAMILY_LINES))
+        Line2D([], [], color="0.3", ls=style, label=label)
+        for label, style in sorted(styles.items())
     ]
     marks = (
         (r"$\downarrow$", "below the window"),

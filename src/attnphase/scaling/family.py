@@ -100,7 +100,21 @@ def family_model(
     heads: int = 1,
 ) -> ModelParams:
     """The member of the family at sequence length L (module docstring; docs/scaling.md §1),
-    with the variant of `family_variant` (docs/variants.md)."""
+    with the variant of `family_variant` (docs/variants.md).
+
+    Examples
+    --------
+    >>> from attnphase import family_model
+    >>> p = family_model(4, 0.3, "simplex")
+    >>> p.rank, p.K
+    (3, 3)
+    >>> family_model(3, 0.3, mask="causal").A
+    ((1.0, 0.0, 0.0), (0.4, 0.6, 0.0), (0.2, 0.2, 0.6))
+    >>> family_model(3, 0.3, "simplex", heads=2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: encodings: the simplex family goes with one unmasked head; ...
+    """
     L = check_length(L)
     family = check_family(family)
     variant = family_variant(family, mask, heads)

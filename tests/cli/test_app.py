@@ -778,6 +778,7 @@ def test_an_interrupt_names_what_was_kept(module, function, args, kept, tmp_path
     import importlib
 
     def interrupted(*a, **kw):
+        (tmp_path / "results").mkdir()  # the demo's first stage has begun writing
         raise KeyboardInterrupt
 
     monkeypatch.setattr(importlib.import_module(module), function, interrupted)
@@ -786,6 +787,23 @@ def test_an_interrupt_names_what_was_kept(module, function, args, kept, tmp_path
     assert res.exit_code == 130
     line = res.stderr.strip().splitlines()[-1]
     assert line.startswith("interrupted: ") and kept in line and "resume" in line
+
+
+def test_a_demo_interrupted_before_writing_says_nothing_was_kept(tmp_path, monkeypatch):
+    import attnphase.paper.demo
+
+    def interrupted(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(attnphase.paper.demo, "run_demo", interrupted)
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["--quiet", "demo"])
+    assert res.exit_code == 130
+    assert (
+        res.stderr.strip().splitlines()[-1]
+        == "interrupted: nothing was kept: no stage had finished"
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("command", ["gamp", "trust", "simulate"])

@@ -132,3 +132,36 @@ def test_bad_input_is_one_line_before_any_work(tmp_path, monkeypatch, case):
     assert res.stdout == "" and res.stderr.count("\n") == 1, res.stderr
     assert res.stderr.startswith("error: "), res.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+NAMED = [
+    ("theory --engine qmc --rank 2 --heads 2 --rope 0.5", "--rope"),
+    ("theory --alpha 0.1:2:10000000", "--alpha"),
+    ("outcomes --gtol 10", "--gtol"),
+    ("outcomes --runs 100000000", "--runs"),
+    ("simulate --d 50 --seeds 100000000", "--seeds"),
+    ("simulate --d 1000 --rank 100000", "--rank"),
+    ("transition --order 48,16 --check-order 48,16", "--check-order"),
+    ("transition --omega 0:1:100000", "--omega"),
+    ("trust --no-gamp --gamp-seeds 1", "--gamp-seeds"),
+    ("scaling --L 2 --points 64", "--points"),
+    ("scaling --L 8:2", "--L"),
+    ("histogram --retrain-epochs 0 --retrain-lr 5", "--retrain-lr"),
+    ("demo --num 100000", "--num"),
+]
+
+
+@pytest.mark.parametrize(("case", "option"), NAMED)
+def test_bad_input_names_the_option(tmp_path, monkeypatch, case, option):
+    for module, name in COMPUTATIONS:
+        monkeypatch.setattr(importlib.import_module(module), name, _never)
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, case.split())
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith(f"error: {option}"), res.stderr
+    assert res.stderr.count("\n") == 1, res.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def _never(*args, **kwargs):
+    raise AssertionError("computation started before the input was rejected")

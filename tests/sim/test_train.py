@@ -84,6 +84,8 @@ def test_a_run_whose_risk_explodes_but_stays_finite_has_diverged(optimizer):
         ({"params": {"rank": 0}}, "^rank must"),
         ({"init_m": math.nan}, "^init_m"),
         ({"gtol": 0.0}, "^gtol"),
+        ({"gtol": 1e-2}, "^gtol must be at most"),
+        ({"d": 10, "params": {"rank": 11}}, "^rank must be <= d"),
         ({"device": "gpu"}, "^device"),
     ],
 )

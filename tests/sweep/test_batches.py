@@ -5,8 +5,9 @@ batch fails alone; a resumed run batches only what is missing; theory points of 
 
 import pytest
 
+from attnphase._core.interrupt import Interrupted
 from attnphase.sweep import ResultStore, run_points
-from attnphase.sweep.points import evaluate, evaluate_many
+from attnphase.sweep.points import evaluate, evaluate_many, run_task
 from attnphase.sweep.run import run_sweep
 from attnphase.sweep.spec import SweepSpec, canonical_point
 from tests.sweep_points import batch_sizes, counted, counted_many, markers
@@ -108,3 +109,24 @@ def test_a_theory_points_device_is_part_of_its_id_only_away_from_the_cpu():
     assert run_id("theory", {**qmc, "device": "cpu"}) == run_id("theory", qmc)
     with pytest.raises(ValueError, match="device: applies to another method"):
         canonical_point("theory", {"alpha": 1.0, "device": "cuda"})
+
+
+def test_an_interrupt_inside_a_point_stops_the_run(tmp_path):
+    """A point whose own nested run was stopped by Ctrl-C (`Interrupted`: the continuation's
+    line segments compute their points through a run of their own) is no failed point: the
+    outer run stops and says what it kept, instead of recording the interrupt as the point's
+    error and computing the rest (measured before: ~50 s of ignored Ctrl-C, then a traceback)."""
+    done = []
+
+    def point(kind, params):
+        if params["i"] == 1:
+            raise Interrupted("0 of 1 points stored")
+        done.append(params["i"])
+        return {"i": params["i"]}
+
+    points = [(f"p{i}", "demo", {"i": i}) for i in range(4)]
+    with pytest.raises(Interrupted, match="1 of 4"):
+        run_points(points, point, store=tmp_path / "s.sqlite")
+    assert done == [0]
+    with pytest.raises(Interrupted):
+        run_task(point, lambda kind, batch: [point(kind, b) for b in batch], "demo", [{"i": 1}])

@@ -465,3 +465,12 @@ def test_export_keeps_multi_valued_columns(tmp_path):
     assert [[list(r) for r in a] for a in back["A"]] == [[[0.6, 0.4], [0.4, 0.6]]] * 2
     assert list(pd.read_csv(tmp_path / "t.csv")["order"]) == ["[24, 8]", "[24, 8]"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.sqlite", "t.csv", "t.parquet"]
+
+
+def test_a_diverged_simulation_is_a_failed_point_not_a_nan_result(tmp_path):
+    """A run whose loss went non-finite (gradient descent with a step of 1e10) is stored as a
+    failed point with the run's status as its error, never as a row of NaN."""
+    spec = SweepSpec("simulation", {}, {"d": 20, "n_test": 200, "optimizer": "gd", "lr": 1e10})
+    df = run_sweep(spec, tmp_path / "s.sqlite", backend="serial", progress=False)
+    assert df["run_status"].tolist() == ["error"]
+    assert df["run_error"].iloc[0].startswith("RuntimeError: the run diverged")

@@ -290,6 +290,7 @@ def rejected(tmp_path, monkeypatch):
         (["--d", "0"], "--d"),
         (["--lr", "-1"], "--lr"),
         (["--gtol", "0"], "--gtol"),
+        (["--gtol", "10"], "--gtol"),
         (["--omega", "1.5"], "--omega"),
         (["--overlap-atol", "0"], "--overlap-atol"),
         (["--loss-rtol", "-1"], "--loss-rtol"),

@@ -74,9 +74,14 @@ def _one_line(err: Exception | str) -> str:
     return " ".join(str(err).split())
 
 
+# library parameters whose option has another name in every command
+OPTION_NAMES = {"rotary": "--rope", "frequencies": "--rope"}
+
+
 def usage(err: ValueError, options: dict[str, str] | None = None) -> UsageError:
     """A library ValueError ("name must ..." or "name: ...") as a UsageError naming the option
-    (--name, or `options[name]`). A UsageError, already naming its option, passes unchanged."""
+    (--name, `OPTION_NAMES[name]` or `options[name]`). A UsageError, already naming its
+    option, passes unchanged."""
     if isinstance(err, UsageError):
         return err
     text = _one_line(err)
@@ -84,7 +89,7 @@ def usage(err: ValueError, options: dict[str, str] | None = None) -> UsageError:
     name = head.rstrip(":").lstrip("-").partition("=")[0]
     if options and name in options:  # an option of many parameters: the parameter's name stays
         return UsageError(f"{options[name]}: {text}")
-    option = "--" + name.replace("_", "-")
+    option = OPTION_NAMES.get(name, "--" + name.replace("_", "-"))
     return UsageError(f"{option}: {rest}" if head.endswith(":") else f"{option}: {text}")
 
 
@@ -162,6 +167,9 @@ def parse_list(text: str, option: str, convert: Callable[[str], T]) -> list[T]:
     return distinct(values, option)
 
 
+MAX_VALUES = 100_000  # values of one option's range (each at least one fixed point or run)
+
+
 def parse_values(text: str, option: str, check: Callable[[float], object]) -> list[float]:
     """A value, a comma-separated list, or start:stop:num (inclusive, num points; one point
     only where start = stop), each passed through `check` (a params validator raising
@@ -177,6 +185,11 @@ def parse_values(text: str, option: str, check: Callable[[float], object]) -> li
             raise UsageError(form) from None
         if n == 1 and start != stop:
             raise UsageError(f"{option}: {text!r} is one point between two ends; num must be >= 2")
+        if n > MAX_VALUES:
+            raise UsageError(
+                f"{option}: {n} values; at most {MAX_VALUES} (each is a fixed point or a run of "
+                "its own: a grid this fine would take days)"
+            )
         # 12 significant digits: 0.3, not 0.30000000000000004
         values = [float(f"{v:.12g}") for v in np.linspace(start, stop, n)]
     else:

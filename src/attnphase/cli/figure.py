@@ -132,6 +132,8 @@ def demo(
     try:
         run_demo(out, full=full, num=num, progress=show_progress(), report=show)
     except KeyboardInterrupt:
+        if not out.exists():
+            raise Interrupted("nothing was kept: no stage had finished") from None
         raise Interrupted(
             f"the stages finished (printed above) and every stored point are kept in {out}; "
             "the same command resumes"

@@ -78,6 +78,10 @@ def histogram(
         if checkpoint is None:
             checkpoint = (plot if plot is not None else Path(".")) / "histogram-checkpoints"
         check_outputs({}, {"--checkpoint": [checkpoint]})
+        if retrain_epochs == 0 and retrain_lr is not None:
+            raise UsageError(
+                "--retrain-lr: applies to the retraining, which --retrain-epochs 0 turns off"
+            )
         from ..histogram import config_from  # torch: once the cheap checks pass
 
         try:

@@ -23,6 +23,7 @@ from .common import (
     fail,
     parse_list,
     plot_failed,
+    refuse_ignored,
     show_progress,
     usage,
 )
@@ -35,26 +36,30 @@ FILES = {"table": "scaling.csv", "figure": "scaling.png", "store": "scaling.sqli
 
 
 def parse_lengths(text: str) -> list[int]:
-    """Sequence lengths: a value, a list a,b,c or a range start:stop (inclusive)."""
+    """Sequence lengths: a value, a list a,b,c or a range start:stop (inclusive, start <= stop)."""
     from ..scaling.family import check_length
 
     try:
         if ":" in text:
             lo, hi = (int(v) for v in text.split(":"))
-            values = list(range(lo, hi + 1))
+            ends = [lo, hi]
         else:
-            values = [int(v) for v in text.split(",")]
-        if not values:
+            ends = [int(v) for v in text.split(",")]
+        if not ends:
             raise ValueError
     except ValueError:
         raise UsageError(
             f"--L must be an integer, a list a,b,c or a range start:stop, got {text!r}"
         ) from None
-    distinct(values, "--L")
     try:
-        return [check_length(L) for L in values]
+        ends = [check_length(L) for L in ends]  # a range's ends first: 2:100000 names 100000
     except ValueError as err:
         raise UsageError(f"--L: {err}") from None
+    if ":" not in text:
+        return distinct(ends, "--L")
+    if ends[0] > ends[1]:
+        raise UsageError(f"--L: a range start:stop needs start <= stop, got {text!r}")
+    return list(range(ends[0], ends[1] + 1))
 
 
 def parse_families(text: str) -> list[str]:
@@ -69,6 +74,7 @@ def parse_families(text: str) -> list[str]:
 
 @app.command(**command_help("scaling"))
 def scaling(
+    ctx: typer.Context,
     L: Annotated[str, typer.Option("--L", help="sequence lengths: value, list or start:stop")] = (
         "2:8"
     ),
@@ -125,7 +131,7 @@ def scaling(
     against the sequence length L, for each omega and encoding family (docs/scaling.md), with a
     search for fixed points where m and theta are both non-zero. Resumable: finished points
     stay in the store, and a rerun computes only what is missing."""
-    from ..scaling.family import family_variant
+    from ..scaling.family import family_model, family_variant
     from ..scaling.settings import ScanSettings
 
     try:
@@ -151,8 +157,22 @@ def scaling(
                 randomisations=randomisations,
                 max_points=max_points,
             )
+            exact = all(
+                family_model(
+                    n, omegas[0], f, a=a, sigma=sigma, lam=lam, mask=mask, heads=heads
+                ).is_l2
+                for n in lengths
+                for f in families
+            )
         except ValueError as err:
             raise usage(err) from None
+        if exact:
+            refuse_ignored(
+                ctx,
+                ("points", "randomisations", "max_points"),
+                "applies to the QMC engine (L >= 3); every row here is solved exactly at L = 2 "
+                "(Gauss-Hermite)",
+            )
         if time_limit is not None and not 0 < time_limit < float("inf"):
             raise UsageError(
                 f"--time-limit must be a finite number > 0 of seconds, got {time_limit}"

@@ -177,6 +177,8 @@ def simulate(
                 for a in alphas
                 for i in inits
             ]
+            for cfg in configs:
+                cfg.check_seeds(seeds)
         except ValueError as err:
             raise usage(err, {"n": "--alpha/--d", "encodings": "--encoding"}) from None
         if plot is not None and (not p.is_tied_gaussian or value_rank):

@@ -148,8 +148,16 @@ def sweep(
         fail(err)
     if export is not None:
         write_table(table, export)
-    typer.echo(render(table.to_dict("records"), format))
+    shown = table
+    if format == "table" and "run_error" in table:  # the error's first line (the store keeps all)
+        shown = table.assign(run_error=[_first_line(e) for e in table["run_error"]])
+    typer.echo(render(shown.to_dict("records"), format))
     failed = table[table["run_status"] != "ok"] if not table.empty else table
     if len(table) and len(failed) == len(table):
         first = str(failed["run_error"].iloc[0]).splitlines()[0]
         fail(f"every point of this grid failed ({len(table)}); the first: {first}", code=1)
+
+
+def _first_line(error: object) -> object:
+    """A stored error's first line (its traceback left in the store); anything else as it is."""
+    return error.splitlines()[0] if isinstance(error, str) and error else error

@@ -34,6 +34,7 @@ from .common import (
     check_workers,
     fail,
     figure_files,
+    given,
     parse_frequencies,
     parse_list,
     parse_order,
@@ -57,6 +58,9 @@ from .theory import (
 
 ValuesOpt = Annotated[str, typer.Option(help="value, list a,b,c or start:stop:num")]
 TABLE_COLUMNS = [*VALUE_COLUMNS, "status"]
+# a line's point in warm fixed points: 5.3 s a point (one omega, two lines, 10.6 s) against
+# 0.65 s a warm Gauss-Hermite fixed point, on 2 cores
+LINE_POINT_COST = 8
 
 
 def _varied(omega: str, sigma: str, lam: str) -> tuple[str, list[float], dict[str, float]]:
@@ -161,12 +165,6 @@ def transition(
                 "--method: continuation follows the tied model with one unmasked head; a "
                 "variant (--mask, --heads) is scanned (--method scan)"
             )
-        orders = parse_order(order), parse_order(check_order, "--check-order")
-        integration = method_for(engine, p, orders[0], points, randomisations, orders[1])
-        from ..transitions.table import APPROACHES, transition_table  # pandas: from here
-
-        if method not in APPROACHES:
-            raise UsageError(f"--method must be one of {APPROACHES}, got {method!r}")
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
         if not 0 < alpha_min < alpha_max < float("inf"):
@@ -175,7 +173,24 @@ def transition(
             )
         if num < 3:
             raise UsageError(f"--num must be >= 3, got {num}")
+        orders = parse_order(order), parse_order(check_order, "--check-order")
+        integration = method_for(engine, p, orders[0], points, randomisations, orders[1])
+        from ..transitions.table import APPROACHES, transition_table  # pandas: from here
+
+        if method not in APPROACHES:
+            raise UsageError(f"--method must be one of {APPROACHES}, got {method!r}")
         ignored_by(ctx, integration, ("order", "check_order"))
+        if orders[0] == orders[1] and not integration.averages_replicas:
+            same = ",".join(map(str, orders[0]))
+            raise UsageError(
+                (
+                    f"--check-order: equal to --order ({same})"
+                    if given(ctx, "check_order")
+                    else f"--order: equal to --check-order's default ({same}); give another"
+                )
+                + "; the error bars are the change between the two orders, which would be 0 "
+                "whatever the quadrature's error"
+            )
         scanned = method == "scan" or (method == "auto" and integration.averages_replicas)
         if scanned:  # two branches at num alphas for every value
             check_request(p, integration, 2 * num * len(values), "--num")
@@ -190,6 +205,9 @@ def transition(
         names = list(LINES) if lines == "all" else parse_list(lines, "--lines", str)
         if not set(names) <= set(LINES):
             raise UsageError(f"--lines must be all or a list of {','.join(LINES)}, got {lines!r}")
+        if not scanned:
+            cost = LINE_POINT_COST * len(names) * len(values)
+            check_request(p, integration, cost, f"--{parameter}")
         check_workers("--workers", workers)
         check_outputs({"--plot": figure_files(plot) if plot else []}, {})
         if store is not None:

@@ -27,6 +27,7 @@ from .common import (
     parse_alphas,
     parse_values,
     plot_failed,
+    refuse_ignored,
     show_progress,
     usage,
 )
@@ -58,6 +59,7 @@ def parse_omegas(text: str) -> list[float]:
 
 @app.command(**command_help("trust"))
 def trust(
+    ctx: typer.Context,
     alpha: AlphaOpt = "0.3:2:8",
     omega: Annotated[str, typer.Option(help="values in [0, 1]: value, list or start:stop:num")] = (
         "0.1:0.5:5"
@@ -92,6 +94,10 @@ def trust(
             raise UsageError(f"--A: the map uses the exact L = 2 engine, got L = {p.L}")
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        if not gamp:
+            refuse_ignored(
+                ctx, ("gamp_seeds", "gamp_max_iter"), "applies to GAMP, which --no-gamp turns off"
+            )
         try:
             check_dimension(d)
             check_int("seeds", seeds)

@@ -45,10 +45,18 @@ def output_files(out: str | Path) -> list[Path]:
     return [out / name for name in TABLES] + figures + [out / LINES_STORE]
 
 
+MAX_NUM = 1000  # alphas of the demo's curves: 1000 take about 20 min
+
+
 def check_demo(out: str | Path, num: int) -> None:
     """Raise ValueError naming the parameter unless `num` >= 2 alphas, every output location
     under `out` can be written and a transitions store there is sound; creates nothing."""
     check_int("num", num, minimum=2)
+    if num > MAX_NUM:
+        raise ValueError(
+            f"num must be <= {MAX_NUM} (each alpha is a fixed point of each branch, about 1.3 s "
+            f"together), got {num}"
+        )
     check_output_dir(out, "out")
     check_output_dir(Path(out) / CHECKPOINTS, "out")
     for path in output_files(out):

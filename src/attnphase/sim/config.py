@@ -21,6 +21,23 @@ from .models import Layout
 from .train import OPTIMIZERS
 
 INITS = ("semantic", "positional", "random", "mixed")
+
+# the largest RMS-gradient tolerance: a run's gradient at its start measured 4.2e-3 to 2.0e-2
+# (d = 50 to 1000, alpha 0.5 and 2, both starts), so a tolerance near it stops where it begins
+MAX_GTOL = 1e-4
+
+
+def check_gtol(gtol: float) -> float:
+    """An RMS-gradient tolerance in (0, MAX_GTOL]; ValueError naming `gtol` otherwise."""
+    gtol = check_positive("gtol", gtol)
+    if gtol > MAX_GTOL:
+        raise ValueError(
+            f"gtol must be at most {MAX_GTOL:g}: a run's RMS gradient at its start is 4e-3 to "
+            f"2e-2, so a tolerance of {gtol:g} would call the start converged"
+        )
+    return gtol
+
+
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
@@ -95,6 +112,9 @@ class SimConfig:
             )
         check_int("n_test", self.n_test)
         check_int("value_rank", self.value_rank, minimum=0)
+        for name, rank in (("rank", self.params.rank), ("teacher_rank", self.params.teacher_rank)):
+            if rank > self.d:  # the d x rank weights would have more columns than dimensions
+                raise ValueError(f"{name} must be <= d = {self.d}, got {rank}")
         check_memory("d", self.memory_bytes, self.memory_text)
         mixture = self.params.mixture
         if mixture is not None and mixture.clusters > self.d:
@@ -131,7 +151,7 @@ class SimConfig:
                 raise ValueError("init matrix must be finite (found NaN or inf)")
         check_finite("init_m", self.init_m)
         check_positive("init_scale", self.init_scale)
-        check_positive("gtol", self.gtol)
+        check_gtol(self.gtol)
         if self.device != "auto":
             try:
                 kind = torch.device(self.device).type
@@ -155,6 +175,11 @@ class SimConfig:
         data and the fields and gradients computed from them)."""
         itemsize = 4 if self.dtype == "float32" else 8
         return 2.0 * (self.n + self.n_test) * self.params.L * self.d * itemsize
+
+    def check_seeds(self, seeds: int) -> None:
+        """ValueError naming `seeds` when that many seeds, trained as one batch, would not fit
+        in memory."""
+        check_memory("seeds", seeds * self.memory_bytes, f"{seeds} seeds of {self.memory_text}")
 
     @property
     def memory_text(self) -> str:

@@ -45,6 +45,8 @@ def check_grid(configs: Sequence[SimConfig], seeds: Sequence[int], workers: int,
         raise ValueError("seeds must not be empty")
     for s in seeds:
         check_int("seeds", s, minimum=0)  # as in simulate
+    for cfg in configs:
+        cfg.check_seeds(len(seeds))
     check_int("workers", workers)
     check_int("threads", threads)
 

@@ -75,6 +75,7 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
     seeds = [check_int("seeds", s, minimum=0) for s in seeds]
     if not seeds:
         raise ValueError("seeds must not be empty")
+    cfg.check_seeds(len(seeds))
     t0 = time.perf_counter()
     dtype, device = DTYPES[cfg.dtype], pick_device(cfg.device)
     A = positional_target(cfg, dtype, device)

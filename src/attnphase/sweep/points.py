@@ -9,7 +9,10 @@ workers; what only workers may do (one torch thread each) is in `backends.run_in
 from __future__ import annotations
 
 import traceback
+import warnings
 from collections.abc import Callable
+
+from .._core.interrupt import Interrupted
 
 PointFunction = Callable[[str, dict], dict]
 BatchFunction = Callable[[str, list[dict]], list[dict]]
@@ -17,7 +20,8 @@ Outcome = tuple[str, dict | None, str | None]
 
 
 def evaluate(kind: str, params: dict) -> dict:
-    """The result record of one canonical point (the parameters themselves left out)."""
+    """The result record of one canonical point (the parameters themselves left out); a
+    simulation that diverged raises (RuntimeError), so that the point is a failed one."""
     p = dict(params)
     if kind == "theory":
         from ..theory.engine import solve_cold
@@ -25,10 +29,14 @@ def evaluate(kind: str, params: dict) -> dict:
 
         out = solve_cold(p["alpha"], theory_model(p), p["branch"], theory_method(p)).as_dict()
     else:
-        from ..sim import simulate
+        from ..sim import SimulationWarning, simulate
         from .spec import sim_config
 
-        (res,) = simulate(sim_config(p), seeds=[p["seed"]])
+        with warnings.catch_warnings():  # the result's status says what the warning would
+            warnings.simplefilter("ignore", SimulationWarning)
+            (res,) = simulate(sim_config(p), seeds=[p["seed"]])
+        if res.status.startswith("diverged"):  # NaN throughout: a failed point, not a result
+            raise RuntimeError(f"the run {res.status}")
         out = res.as_dict()
     return {k: v for k, v in out.items() if k not in params}
 
@@ -56,6 +64,8 @@ def run_task(
     if many is not None and len(batch) > 1:
         try:
             return [("ok", result, None) for result in many(kind, batch)]
+        except Interrupted:
+            raise
         except Exception:
             pass
     return [run_point(fn, kind, params) for params in batch]
@@ -63,8 +73,11 @@ def run_task(
 
 def run_point(fn: PointFunction, kind: str, params: dict) -> Outcome:
     """("ok", result, None) or ("error", None, message and traceback): an exception at one
-    point is recorded with it and the sweep goes on."""
+    point is recorded with it and the sweep goes on; an interrupt inside the point (a nested
+    run stopped by Ctrl-C, `Interrupted`) stops the sweep instead."""
     try:
         return "ok", fn(kind, params), None
+    except Interrupted:
+        raise
     except Exception as err:
         return "error", None, f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=4)}"

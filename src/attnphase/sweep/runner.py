@@ -152,7 +152,7 @@ def _drive(points, task: Task, session: Session | None, pool, retry, progress, d
     counts = {"ok": 0, "error": 0, DONE: 0}
     try:
         return _loop(points, task, session, pool, retry, progress, desc, counts)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted):  # Ctrl-C here, or inside a point's own run
         done = counts["ok"] + counts["error"] + counts[DONE]
         where = (
             f"stored in {session.path}; rerun the same command to resume"

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .._core.interrupt import Interrupted
 from .._core.progress import progress_bar
 from ..params import ModelParams
 from ..theory import QMC, Method, resolve_method
@@ -76,6 +78,21 @@ def _scan_rows(p, values, parameter, progress, **scan) -> list[dict]:
     return rows
 
 
+@contextmanager
+def _kept_only_in(store: str | Path | None) -> Iterator[None]:
+    """An interrupt of lines followed in a temporary store (no `store`) says that nothing was
+    kept, rather than naming the removed store."""
+    try:
+        yield
+    except Interrupted:
+        if store is not None:
+            raise
+        raise Interrupted(
+            "nothing kept: the lines were followed in a temporary store (--store, store= keeps "
+            "their finished points for a rerun)"
+        ) from None
+
+
 def transition_table(
     p: ModelParams,
     values: Sequence[float],
@@ -125,7 +142,7 @@ def transition_table(
         df = pd.DataFrame(rows)
     else:
         backend = "dask" if scheduler else ("process" if workers > 1 else "serial")
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, _kept_only_in(store):
             df = stored_lines(
                 p,
                 values,

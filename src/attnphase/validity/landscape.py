@@ -41,6 +41,7 @@ from .._core.progress import progress_bar
 from ..ops.tensor import back_project, fields, loss_derivatives
 from ..params import ModelParams, check_dimension, check_int, check_positive, check_unit_interval
 from ..sim import SeedProblem, SimConfig, StructuredRisk, TrainReport, minimise
+from ..sim.config import check_gtol
 
 METHODS = ("auto", "dense", "hutchinson")
 DENSE_MAX = 3000  # "auto": dense Hessian up to d r = 3000 (72 MB, ~d r HVPs), Hutchinson above
@@ -356,7 +357,7 @@ def probe_landscape(
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     check_int("probes", probes, minimum=2)
     cfgs = [probe_config(params, d, a, n_test=n_test, device=device) for a in alphas]
-    gtol = cfgs[0].gtol if gtol is None else check_positive("gtol", gtol)
+    gtol = cfgs[0].gtol if gtol is None else check_gtol(gtol)
     bar = None
     if progress:
         total = len(alphas) * len(starts) * len(seeds)

@@ -105,7 +105,11 @@ class GaussHermiteMap:
 
     def step(self, x: np.ndarray) -> tuple[np.ndarray, tuple[Hats, ChannelMoments]]:
         if not admissible(x, self.p.rho):
-            raise InadmissibleStep(f"overlaps (q, m, V, theta) = {tuple(x)} are not admissible")
+            shown = ", ".join(f"{float(v):.4g}" for v in x)
+            raise InadmissibleStep(
+                f"overlaps (q, m, V, theta) = ({shown}) are not admissible (need q, V > 0, "
+                f"q rho > theta^2, rho = {self.p.rho:.4g})"
+            )
         o = Overlaps(*x)
         e = self.moments(o)
         h = hats(e, o, alpha=self.alpha, rho=self.p.rho, estimator=self.estimator)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from .._core.interrupt import Interrupted
-from ..params import ModelParams, variant_of
+from ..params import ModelParams, check_dimension, check_int, variant_of
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -155,6 +155,10 @@ def simulate(
                     parse_frequencies(rope),
                 ),
             )
+            check_dimension(d)
+            check_int("n_test", n_test)
+            if steps is not None:  # None: the optimizer's default
+                check_int("steps", steps)
         except ValueError as err:
             raise usage(err) from None
         from ..sim import SimConfig, iter_grid  # torch: once the options that need none pass

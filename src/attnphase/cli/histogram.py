@@ -10,7 +10,16 @@ import typer
 
 from .._core.interrupt import Interrupted
 from .app import app
-from .common import FormatOpt, UsageError, check_outputs, fail, plot_failed, show_progress, usage
+from .common import (
+    FormatOpt,
+    UsageError,
+    check_outputs,
+    fail,
+    plot_failed,
+    refuse_ignored,
+    show_progress,
+    usage,
+)
 from .help import command_help
 from .tables import FORMATS, render
 
@@ -31,6 +40,7 @@ HISTOGRAM_COLUMNS = [
 
 @app.command(**command_help("histogram"))
 def histogram(
+    ctx: typer.Context,
     runs: Annotated[int | None, typer.Option(help="runs per model [10; quick 3]")] = None,
     epochs: Annotated[int | None, typer.Option(help="maximum Adam epochs [20; quick 6]")] = None,
     quick: Annotated[bool, typer.Option(help="3 runs, <= 6 epochs, stop at 95%")] = False,
@@ -78,10 +88,9 @@ def histogram(
         if checkpoint is None:
             checkpoint = (plot if plot is not None else Path(".")) / "histogram-checkpoints"
         check_outputs({}, {"--checkpoint": [checkpoint]})
-        if retrain_epochs == 0 and retrain_lr is not None:
-            raise UsageError(
-                "--retrain-lr: applies to the retraining, which --retrain-epochs 0 turns off"
-            )
+        if retrain_epochs == 0:
+            why = "applies to the retraining, which --retrain-epochs 0 turns off"
+            refuse_ignored(ctx, ("retrain_lr",), why)
         from ..histogram import config_from  # torch: once the cheap checks pass
 
         try:

@@ -162,6 +162,7 @@ def simulate(
         except ValueError as err:
             raise usage(err) from None
         from ..sim import SimConfig, iter_grid  # torch: once the options that need none pass
+        from ..sim.grid import check_grid
 
         try:
             configs = [
@@ -181,8 +182,7 @@ def simulate(
                 for a in alphas
                 for i in inits
             ]
-            for cfg in configs:
-                cfg.check_seeds(seeds)
+            check_grid(configs, range(seeds), workers, threads)
         except ValueError as err:
             raise usage(err, {"n": "--alpha/--d", "encodings": "--encoding"}) from None
         if plot is not None and (not p.is_tied_gaussian or value_rank):

@@ -43,10 +43,10 @@ def check_grid(configs: Sequence[SimConfig], seeds: Sequence[int], workers: int,
             raise ValueError(f"configs must be SimConfig instances, got {type(cfg).__name__}")
     if len(seeds) == 0:
         raise ValueError("seeds must not be empty")
+    for cfg in configs:  # before the seeds one by one: 1e8 of them are refused at once
+        cfg.check_seeds(len(seeds))
     for s in seeds:
         check_int("seeds", s, minimum=0)  # as in simulate
-    for cfg in configs:
-        cfg.check_seeds(len(seeds))
     check_int("workers", workers)
     check_int("threads", threads)
 

@@ -273,6 +273,7 @@ BAD_INPUT = [
     ([*SIM, "--optimizer", "foo"], "--optimizer"),
     ([*SIM, "--workers", "0"], "--workers must be >= 1"),
     ([*SIM, "--threads", "0"], "--threads must be >= 1"),
+    ([*SIM, "--threads", "100000"], "--threads: 100000 torch threads on"),
     ([*SIM, "--seeds", "0"], "--seeds must be >= 1"),
     ([*SIM, "--lam", "-1"], "--lam"),
     ([*SIM, "--lam-linear", "-1"], "--lam-linear: lam_linear must be >= 0"),

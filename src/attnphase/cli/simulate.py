@@ -140,6 +140,13 @@ def simulate(
             if value < 1:
                 raise UsageError(f"{name} must be >= 1, got {value}")
         check_workers("--workers", workers)
+        from .._core.threads import usable_cores
+
+        cores = usable_cores()
+        if threads > cores:  # more threads than cores slow every job beside this one
+            raise UsageError(
+                f"--threads: {threads} torch threads on {cores} usable core(s); at most {cores}"
+            )
         check_cluster_options(clusters, label_correlation, cluster_norm)
         try:
             p = replace(

@@ -33,6 +33,7 @@ def check_positive(name: str, value: float) -> float:
 # the largest sample complexity the state evolution takes: beyond it the hats overflow; the
 # semantic fixed point's overlaps change by under 1e-4 between alpha 1e4 and 1e7 (its limit)
 MAX_ALPHA = 1e8
+DEFAULT_N_TEST = 10_000  # test sequences of a finite-d run (simulations, GAMP, landscapes)
 
 
 def check_alpha(value: float, name: str = "alpha") -> float:
@@ -86,6 +87,17 @@ def check_unit_interval(name: str, value: float) -> float:
 
 
 MAX_ENTRY = 1e6  # of A: attention weights are O(1); at 1e300 the target's square overflows
+
+
+def check_sigma(value: float) -> float:
+    """A token standard deviation in (0, MAX_ENTRY]; ValueError naming `sigma` otherwise."""
+    value = check_positive("sigma", value)
+    if value > MAX_ENTRY:
+        raise ValueError(
+            f"sigma must be <= {MAX_ENTRY:g} (the teacher's logits grow like sigma^2 and "
+            f"overflow the channel's integrals), got {value:g}"
+        )
+    return value
 
 
 def as_square_matrix(name: str, value) -> tuple[tuple[float, ...], ...]:
@@ -402,12 +414,7 @@ class ModelParams:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "omega", check_unit_interval("omega", self.omega))
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
-        if self.sigma > MAX_ENTRY:
-            raise ValueError(
-                f"sigma must be <= {MAX_ENTRY:g} (the teacher's logits grow like sigma^2 and "
-                f"overflow the channel's integrals), got {self.sigma:g}"
-            )
+        object.__setattr__(self, "sigma", check_sigma(self.sigma))
         object.__setattr__(self, "lam", check_nonnegative("lam", self.lam))
         object.__setattr__(self, "A", as_square_matrix("A", self.A))
         object.__setattr__(self, "rank", check_int("rank", self.rank))

@@ -273,7 +273,7 @@ BAD_INPUT = [
     ([*SIM, "--optimizer", "foo"], "--optimizer"),
     ([*SIM, "--workers", "0"], "--workers must be >= 1"),
     ([*SIM, "--threads", "0"], "--threads must be >= 1"),
-    ([*SIM, "--threads", "100000"], "--threads: 100000 torch threads on"),
+    ([*SIM, "--threads", "100000"], "--threads: 100000 threads on"),
     ([*SIM, "--seeds", "0"], "--seeds must be >= 1"),
     ([*SIM, "--lam", "-1"], "--lam"),
     ([*SIM, "--lam-linear", "-1"], "--lam-linear: lam_linear must be >= 0"),
@@ -710,8 +710,17 @@ def test_requests_of_many_hours_are_refused_with_their_estimate(args, option):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["theory", "--points", "1024"], "--points: applies to --engine qmc, not gauss-hermite"),
-        (["theory", "--device", "cpu"], "--device: applies to --engine qmc, not gauss-hermite"),
+        (
+            ["theory", "--points", "1024"],
+            "--points: applies to --engine qmc; this run uses gauss-hermite (--engine auto: the "
+            "exact L = 2 model)",
+        ),
+        (["theory", "--device", "cpu"], "--device: applies to --engine qmc; this run uses"),
+        (
+            ["theory", "--order", "24,8", "--A", "0.6,0.2,0.2,0.2,0.6,0.2,0.2,0.2,0.6"],
+            "--order: applies to --engine gauss-hermite; this run uses qmc (--engine auto: not "
+            "the L = 2 model)",
+        ),
         (["theory", "--engine", "qmc", "--order", "32,12"], "--order: applies to --engine"),
         (["transition", "--engine", "qmc", "--check-order", "24,8"], "--check-order: applies"),
         (["transition", "--method", "scan", "--store", "s.sqlite"], "--store: applies to the"),

@@ -103,6 +103,7 @@ CASES = [
     "histogram --batch-size 0",
     "histogram --schedule foo",
     "histogram --noise -1",
+    "histogram --noise 1e300",
     "histogram --retrain-lr 0",
     "histogram --target-accuracy 2",
     "histogram --target-accuracy -0.5",
@@ -148,6 +149,15 @@ NAMED = [
     ("scaling --L 8:2", "--L"),
     ("histogram --retrain-epochs 0 --retrain-lr 5", "--retrain-lr"),
     ("demo --num 100000", "--num"),
+    # hours-long finite-d requests, refused with their estimate (one cost model a command)
+    ("gamp --seeds 100000000", "--seeds"),
+    ("landscape --seeds 100000000", "--seeds"),
+    ("trust --seeds 100000000", "--seeds"),
+    ("trust --no-gamp --seeds 1000000", "--seeds"),
+    ("gamp --d 10000 --seeds 1000", "--seeds"),
+    # more threads or processes than the cores allow
+    ("simulate --threads 1000", "--threads"),
+    ("outcomes --workers 1000", "--workers"),
 ]
 
 
@@ -165,3 +175,26 @@ def test_bad_input_names_the_option(tmp_path, monkeypatch, case, option):
 
 def _never(*args, **kwargs):
     raise AssertionError("computation started before the input was rejected")
+
+
+def test_a_table_without_one_converged_fixed_point_exits_1(monkeypatch):
+    """sigma 0.3 at omega 0.3: the semantic branch's start is not an admissible overlap (q rho <
+    theta^2), so the only row is kind none; the table is printed, then one error line, exit 1."""
+    res = CliRunner().invoke(app, "theory --sigma 0.3 --alpha 1 --branch semantic".split())
+    assert res.exit_code == 1, res.output
+    assert "none" in res.stdout and "False" in res.stdout
+    assert res.stderr.splitlines()[-1] == (
+        "error: none of the 1 fixed points converged (kind none above; the warnings say why)"
+    )
+
+
+def test_a_simulation_whose_every_run_diverged_exits_1():
+    """GD with lr = 1e300 diverges at its first step: NaN rows, a warning each, then one error
+    line and exit 1 (a table of failures is not a success)."""
+    args = "simulate --d 20 --alpha 1 --seeds 1 --optimizer gd --lr 1e300 --n-test 10"
+    res = CliRunner().invoke(app, args.split())
+    assert res.exit_code == 1, res.output
+    assert res.stdout.count("False") == 2  # the two starts, neither converged
+    assert res.stderr.splitlines()[-1] == (
+        "error: all 2 runs diverged (NaN rows above; the warnings say why)"
+    )

@@ -25,6 +25,9 @@ BAD = [
     (["--format", "xml", "--grid", "alpha=1"], "--format must be one of"),
     (["--grid", "foo=1,2"], "--grid: unknown theory parameter 'foo'; valid: alpha, omega, sigma"),
     (["--grid", "alpha=1", "--grid", "alpha=2"], "--grid: alpha given twice"),
+    # a value twice, also in another spelling: the same points again
+    (["--grid", "alpha=1,1.0"], "--grid: alpha: '1.0' is given twice; give each value once"),
+    (["--grid", "alpha=1", "--grid", "order=32,12;32,12"], "--grid: order: '32,12' is given twice"),
     (["--grid", "alpha"], "--grid: expected name=value"),
     (["--kind", "simulation", "--set", "d=abc"], "d must be an integer, got 'abc'"),
     (["--kind", "simulation", "--set", "d=0"], "d must be an integer >= 2, got 0"),

@@ -64,6 +64,9 @@ def test_serial_path_restores_threads_after_an_error(monkeypatch):
         ({"workers": 0}, "^workers"),
         ({"threads": 0}, "^threads"),
         ({"threads": 1.5}, "^threads"),
+        # more threads or processes than the cores allow slow every job beside this one
+        ({"threads": 1000}, "^threads: 1000 threads on .* usable core"),
+        ({"workers": 1000}, "^workers: 1000 local processes on"),
         ({"seeds": []}, "^seeds must not be empty"),
         ({"seeds": [-1]}, "^seeds"),
         ({"configs": [{"d": 10}]}, "^configs"),

@@ -117,3 +117,19 @@ def test_an_interrupted_run_says_how_many_points_it_stored_and_keeps_them(tmp_pa
     with ResultStore(store) as db:
         assert len(db.frame()) == 2
         assert db._query("SELECT COUNT(*) FROM claims") == [(0,)]
+
+
+@pytest.mark.parametrize(
+    "backend, workers, match",
+    [
+        ("process", 1000, "^workers: 1000 local processes on"),  # a few a core at most
+        ("process", 0, "^workers must be >= 1"),
+        ("serial", 0, "^workers must be an integer >= 1"),
+        ("thread", 1, "^backend must be one of"),
+    ],
+)
+def test_a_bad_backend_is_refused_before_any_point_runs(backend, workers, match):
+    with pytest.raises(ValueError, match=match):
+        run_points(
+            [("theory", {"alpha": 1.0})], counted, store=None, backend=backend, workers=workers
+        )

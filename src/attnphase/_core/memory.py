@@ -21,3 +21,15 @@ def check_memory(name: str, need: float, what: str) -> None:
         raise ValueError(
             f"{name}: {what} needs about {gib(need)}, more than the {gib(available)} available"
         )
+
+
+def data_bytes(d: int, n: int, n_test: int, L: int, itemsize: int = 8) -> float:
+    """A lower bound of the memory a finite-d run needs: its n training and n_test test
+    sequences of L tokens in dimension d, twice (the data and the fields and gradients computed
+    from them)."""
+    return 2.0 * (n + n_test) * L * d * itemsize
+
+
+def data_text(d: int, n: int, n_test: int, L: int) -> str:
+    """The data of `data_bytes` in words, for the refusal."""
+    return f"d = {d} with n = {n} training and {n_test} test sequences of L = {L} tokens"

@@ -1,6 +1,10 @@
 """Worker processes that die with their parent, even when it is killed by SIGKILL, and the one
 pool of them (`worker_pool`) that the sweep backends and the simulation grid use.
 
+`close_pool` ends a pool: after finished work it waits for the workers to exit; on an interrupt
+or an error it stops them at once (a worker runs until its task ends otherwise, which can be a
+minute when only the parent got the signal, as from `kill -INT`).
+
 On Linux the kernel sends the worker SIGKILL when its parent dies (prctl(PR_SET_PDEATHSIG));
 on any system a daemon thread exits the worker once its parent is gone. A parent that died
 while the worker was still starting (importing torch can take seconds on a loaded machine) is
@@ -55,3 +59,28 @@ def worker_pool(workers: int, threads: int | None = None) -> ProcessPoolExecutor
         initializer=_start_worker,
         initargs=(os.getpid(), threads),
     )
+
+
+STOP_SECONDS = 2.0  # a stopped worker's grace before SIGKILL
+STOP_POLL_SECONDS = 0.2
+
+
+def close_pool(pool: ProcessPoolExecutor, finished: bool) -> None:
+    """Shut `pool` down: waiting for its workers when the work `finished`, else cancelling what
+    is queued and interrupting the tasks that run (SIGINT: the task ends with KeyboardInterrupt
+    and its worker exits cleanly), SIGKILL for a worker still busy after STOP_SECONDS."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # no public handle
+    if not finished:
+        pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + STOP_SECONDS
+        while time.monotonic() < deadline and any(w.is_alive() for w in workers):
+            for worker in workers:  # again: a worker may have taken a call already queued
+                if worker.is_alive() and worker.pid is not None:
+                    os.kill(worker.pid, signal.SIGINT)
+            for worker in workers:
+                worker.join(STOP_POLL_SECONDS)
+        for worker in workers:
+            if worker.is_alive():
+                worker.kill()
+                worker.join()
+    pool.shutdown(wait=True, cancel_futures=True)

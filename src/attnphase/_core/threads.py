@@ -40,6 +40,41 @@ def usable_cores() -> int:
     return max(1, min(cores or 1, quota or cores or 1))
 
 
+# local worker processes per usable core: each loads numpy, scipy and torch (a few hundred MB)
+# and beyond a few per core they only wait for one another
+PROCESSES_PER_CORE = 4
+
+
+def check_threads(name: str, threads: int) -> int:
+    """`threads` when it is an integer in [1, usable_cores()]; ValueError naming `name` otherwise
+    (more threads than cores slow every job beside this one)."""
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise ValueError(f"{name} must be an integer, got {threads!r}")
+    if threads < 1:
+        raise ValueError(f"{name} must be >= 1, got {threads}")
+    cores = usable_cores()
+    if threads > cores:
+        raise ValueError(f"{name}: {threads} threads on {cores} usable core(s); at most {cores}")
+    return threads
+
+
+def check_processes(name: str, workers: int) -> int:
+    """`workers` when it is an integer in [1, PROCESSES_PER_CORE * usable_cores()]; ValueError
+    naming `name` otherwise."""
+    if isinstance(workers, bool) or not isinstance(workers, int):
+        raise ValueError(f"{name} must be an integer, got {workers!r}")
+    if workers < 1:
+        raise ValueError(f"{name} must be >= 1, got {workers}")
+    cores = usable_cores()
+    if workers > PROCESSES_PER_CORE * cores:
+        raise ValueError(
+            f"{name}: {workers} local processes on {cores} usable core(s); at most "
+            f"{PROCESSES_PER_CORE * cores} ({PROCESSES_PER_CORE} a core: each loads the numerical "
+            "libraries, and more only wait for one another)"
+        )
+    return workers
+
+
 def size_thread_pools() -> None:
     """Set the pool variables the user left unset to `usable_cores()` and OpenMP's wait policy
     to passive; call before torch, numba or numpy load."""

@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 from .. import __version__
-from .._core.interrupt import Interrupted, sigterm_as_interrupt
+from .._core.interrupt import Interrupted, interrupt_requested, sigterm_as_interrupt
 from .common import SETTINGS
 from .help import COMMANDS
 
@@ -83,6 +83,11 @@ def _output_failed(err: OSError) -> NoReturn:
     sys.exit(1)
 
 
+def _interrupted() -> NoReturn:
+    typer.secho("interrupted", err=True, fg="red")
+    sys.exit(130)
+
+
 class OneLineErrors(TyperGroup):
     """A typer group whose usage errors are one line (`one_line`) and whose interrupt (Ctrl-C
     outside a command's own handling) is one line too; `--help` lists the commands in the order
@@ -117,9 +122,15 @@ class OneLineErrors(TyperGroup):
             typer.secho("interrupted", err=True, fg="red")
             sys.exit(130)
         except OSError as err:
-            if err.errno not in OUTPUT_ERRORS:
+            if err.errno in OUTPUT_ERRORS:
+                _output_failed(err)
+            if not interrupt_requested():
                 raise
-            _output_failed(err)
+            _interrupted()
+        except Exception:
+            if not interrupt_requested():  # a library that lost the interrupt fails another way
+                raise
+            _interrupted()
         if code == 130:
             typer.secho("interrupted", err=True, fg="red")
         try:

@@ -93,25 +93,25 @@ def usage(err: ValueError, options: dict[str, str] | None = None) -> UsageError:
     return UsageError(f"{option}: {rest}" if head.endswith(":") else f"{option}: {text}")
 
 
-# local worker processes per usable core: each loads numpy, scipy and torch (a few hundred MB)
-# and beyond a few per core they only wait for one another
-WORKERS_PER_CORE = 4
-
-
 def check_workers(option: str, workers: int) -> None:
-    """UsageError naming `option` for fewer than 1 local worker process, or more than
-    WORKERS_PER_CORE per core this process may use (`attnphase._core.threads.usable_cores`)."""
-    from .._core.threads import usable_cores
+    """UsageError naming `option` for fewer than 1 local worker process, or more than a few per
+    core this process may use (`attnphase._core.threads.check_processes`)."""
+    from .._core.threads import check_processes
 
-    if workers < 1:
-        raise UsageError(f"{option} must be >= 1, got {workers}")
-    cores = usable_cores()
-    if workers > WORKERS_PER_CORE * cores:
-        raise UsageError(
-            f"{option}: {workers} local processes on {cores} usable core(s); at most "
-            f"{WORKERS_PER_CORE * cores} ({WORKERS_PER_CORE} a core: each loads the numerical "
-            "libraries, and more only wait for one another)"
-        )
+    try:
+        check_processes(option, workers)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
+LONG_SECONDS = 48 * 3600.0  # a finite-d request estimated to take longer is refused
+
+
+def refuse_long(option: str, seconds: float, what: str) -> None:
+    """UsageError naming `option` when `what` (the request, in words, with its unit cost) is
+    estimated at over LONG_SECONDS; the estimate is in the message."""
+    if seconds > LONG_SECONDS:
+        raise UsageError(f"{option}: {what} take roughly {seconds / 3600:.3g} h; ask for fewer")
 
 
 def given(ctx: typer.Context, name: str) -> bool:

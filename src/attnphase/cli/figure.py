@@ -44,7 +44,7 @@ def figure(
     """Draw one of the paper's figures, or `all` of them but the histogram task's and the
     extensions' (simulations resume from the sweep stores in --out, theory from its cached
     tables)."""
-    from ..paper.recipes import FIGURES, HISTOGRAM_CHECKPOINTS, MAKERS, make_all, output_stems
+    from ..paper.outputs import FIGURES, HISTOGRAM_CHECKPOINTS, output_stems
 
     try:
         if name not in (*FIGURES, "all"):
@@ -64,6 +64,7 @@ def figure(
     if full:
         warn_full()
     from ..histogram import CheckpointError
+    from ..paper.recipes import MAKERS, make_all
     from ..sweep import SweepError
 
     def done(fig: str, seconds: float) -> None:

@@ -8,7 +8,10 @@ from typing import Annotated
 
 import typer
 
+from .._core.interrupt import Interrupted, PartialInterrupt
+from .._core.memory import check_memory, data_bytes, data_text
 from ..params import check_dimension, check_int, check_unit_interval
+from ..run_options import TRACE_METHODS
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -30,6 +33,7 @@ from .common import (
     parse_values,
     plot_failed,
     refuse_ignored,
+    refuse_long,
     show_progress,
     usage,
 )
@@ -55,6 +59,11 @@ LANDSCAPE_COLUMNS = [
 def parse_starts(text: str) -> list[float]:
     """Start overlaps c: `parse_values` with each value in [0, 1]."""
     return parse_values(text, "--start-overlap", lambda v: check_unit_interval("start_overlap", v))
+
+
+# an L-BFGS run and its dense tr(H^-1) at d = 1000, alpha = 2: about 3.7 s (1 seed 10.6 s,
+# 3 seeds 17.9 s, one start, on 2 cores); L-BFGS grows like alpha d^2, the dense trace like d^3
+RUN_SECONDS = 3.7
 
 
 @app.command(**command_help("landscape"))
@@ -98,12 +107,19 @@ def landscape(
             check_int("seeds", seeds)
             check_int("n_test", n_test)
             check_int("probes", probes, minimum=2)
+            n = int(round(max(alphas) * d))  # the data's memory, before torch
+            check_memory("d", data_bytes(d, n, n_test, p.L), data_text(d, n, n_test, p.L))
+            refuse_long(
+                "--seeds",
+                RUN_SECONDS * seeds * len(starts) * sum(alphas) / 2 * (d / 1000) ** 2,
+                f"{seeds} seed(s) x {len(starts)} start(s) x {len(alphas)} alpha(s) (about "
+                f"{RUN_SECONDS:.2g} s a run at d = 1000, alpha = 2; it grows like alpha d^2 "
+                "at least)",
+            )
         except ValueError as err:
             raise usage(err) from None
-        from ..validity.landscape import METHODS  # torch and scipy: once the cheap checks pass
-
-        if method not in METHODS:
-            raise UsageError(f"--method must be one of {METHODS}, got {method!r}")
+        if method not in TRACE_METHODS:
+            raise UsageError(f"--method must be one of {TRACE_METHODS}, got {method!r}")
         if method == "dense":
             refuse_ignored(ctx, ("probes",), "applies to --method hutchinson, not dense")
         if plot is not None:
@@ -117,17 +133,26 @@ def landscape(
         fail(err)
     from ..validity.landscape import probe_landscape
 
-    result = probe_landscape(
-        p,
-        d,
-        alphas,
-        starts,
-        range(seeds),
-        n_test=n_test,
-        method=method,
-        probes=probes,
-        progress=show_progress(),
-    )
+    total = len(alphas) * len(starts) * seeds
+    try:
+        result = probe_landscape(
+            p,
+            d,
+            alphas,
+            starts,
+            range(seeds),
+            n_test=n_test,
+            method=method,
+            probes=probes,
+            progress=show_progress(),
+        )
+    except PartialInterrupt as err:
+        rows = err.finished[0].rows()
+        if rows:
+            typer.echo(render(rows, format, LANDSCAPE_COLUMNS))
+        raise Interrupted(
+            f"{len(rows)} of {total} starts finished" + (" (printed above)" if rows else "")
+        ) from None
     rows = result.rows()
     typer.echo(render(rows, format, LANDSCAPE_COLUMNS))
     if plot is not None:

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from ..params import check_dimension
+from ..params import check_dimension, check_nonnegative, check_positive
+from ..run_options import INITS, OPTIMIZERS, check_gtol
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -25,6 +26,7 @@ from .common import (
     parse_alphas,
     parse_matrix,
     plot_failed,
+    refuse_long,
     usage,
 )
 from .help import command_help
@@ -46,7 +48,6 @@ TABLE_COLUMNS = [
 # a run with its informed runs at d = 500, alpha 1: 1.3 s (8 runs in 13.7 s, 2 cores); the cost
 # grows about like d
 RUN_SECONDS = 1.3
-REFUSE_SECONDS = 48 * 3600.0
 
 
 @app.command(**command_help("outcomes"))
@@ -92,17 +93,23 @@ def outcomes(
         check_workers("--workers", workers)
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+        if init not in INITS:
+            raise UsageError(f"--init must be one of {INITS}, got {init!r}")
+        if optimizer not in OPTIMIZERS:
+            raise UsageError(f"--optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
         try:
             check_dimension(d)
+            check_gtol(gtol)
+            check_positive("overlap_atol", overlap_atol)
+            check_nonnegative("loss_rtol", loss_rtol)
         except ValueError as err:
             raise usage(err) from None
-        seconds = RUN_SECONDS * runs * len(alphas) * d / 500
-        if seconds > REFUSE_SECONDS:
-            raise UsageError(
-                f"--runs: {runs} runs at {len(alphas)} alpha(s) take roughly "
-                f"{seconds / 3600:.3g} h (about {RUN_SECONDS * d / 500:.2g} s a run at "
-                f"d = {d}); ask for fewer"
-            )
+        refuse_long(
+            "--runs",
+            RUN_SECONDS * runs * len(alphas) * d / 500,
+            f"{runs} runs at {len(alphas)} alpha(s) (about {RUN_SECONDS * d / 500:.2g} s a run "
+            f"at d = {d})",
+        )
         from ..validity.outcomes import outcome_specs  # torch: once the cheap checks pass
 
         options: dict[str, Any] = dict(  # the study's keyword arguments

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -10,6 +11,7 @@ import typer
 
 from .._core.interrupt import Interrupted
 from ..params import ModelParams, check_dimension, check_int, variant_of
+from ..run_options import OPTIMIZERS
 from .app import app
 from .common import (
     STANDARD_A_TEXT,
@@ -136,17 +138,17 @@ def simulate(
         inits = parse_list(init, "--init", str)
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
-        for name, value in (("--seeds", seeds), ("--threads", threads)):
-            if value < 1:
-                raise UsageError(f"{name} must be >= 1, got {value}")
+        if seeds < 1:
+            raise UsageError(f"--seeds must be >= 1, got {seeds}")
+        if optimizer not in OPTIMIZERS:
+            raise UsageError(f"--optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
         check_workers("--workers", workers)
-        from .._core.threads import usable_cores
+        from .._core.threads import check_threads
 
-        cores = usable_cores()
-        if threads > cores:  # more threads than cores slow every job beside this one
-            raise UsageError(
-                f"--threads: {threads} torch threads on {cores} usable core(s); at most {cores}"
-            )
+        try:
+            check_threads("--threads", threads)
+        except ValueError as err:
+            raise UsageError(str(err)) from None
         check_cluster_options(clusters, label_correlation, cluster_norm)
         try:
             p = replace(
@@ -219,6 +221,8 @@ def simulate(
             f"{done} of {len(configs)} (alpha, init) points finished (printed above)"
         ) from None
     typer.echo(render(records, format, columns))
+    if all(math.isnan(r["test_error"]) for r in records):  # every run diverged
+        fail(f"all {len(records)} runs diverged (NaN rows above; the warnings say why)", code=1)
     if plot is not None:
         from ..figures.curves import simulation_overlay
         from ..theory import learning_curves

@@ -48,6 +48,7 @@ from .common import (
     check_outputs,
     fail,
     figure_files,
+    given,
     parse_alphas,
     parse_frequencies,
     parse_order,
@@ -87,12 +88,10 @@ EngineOpt = Annotated[
     str,
     typer.Option(help="auto (gauss-hermite for L=2, r=t=1, else qmc) | gauss-hermite | qmc"),
 ]
-RandomisationsOpt = Annotated[
-    int, typer.Option(help="general: independent scramblings (error bars)")
-]
+RandomisationsOpt = Annotated[int, typer.Option(help="qmc: independent scramblings (error bars)")]
 
 
-PointsOpt = Annotated[int, typer.Option(help="general: Sobol points per scrambling (+ antithetic)")]
+PointsOpt = Annotated[int, typer.Option(help="qmc: Sobol points per scrambling (+ antithetic)")]
 DeviceOpt = Annotated[
     str, typer.Option(help="qmc: where the channel runs, cpu | cuda | cuda:N | auto (float64)")
 ]
@@ -151,11 +150,12 @@ def method_for(
 def ignored_by(ctx: typer.Context, method: Method, orders: Sequence[str] = ("order",)) -> None:
     """UsageError for an option of the other engine: --points, --randomisations and --device
     under Gauss-Hermite, the `orders` options under QMC."""
-    if method.name == GaussHermite.name:
-        qmc = ("points", "randomisations", "device")
-        refuse_ignored(ctx, qmc, f"applies to --engine {QMC.name}, not {GaussHermite.name}")
-    else:
-        refuse_ignored(ctx, orders, f"applies to --engine {GaussHermite.name}, not {QMC.name}")
+    exact = method.name == GaussHermite.name
+    other = QMC.name if exact else GaussHermite.name
+    why = f"applies to --engine {other}; this run uses {method.name}"
+    if not given(ctx, "engine"):  # --engine auto chose it
+        why += " (--engine auto: " + ("the exact L = 2 model)" if exact else "not the L = 2 model)")
+    refuse_ignored(ctx, ("points", "randomisations", "device") if exact else orders, why)
 
 
 def _duration(p: ModelParams, method: Method) -> str:
@@ -222,9 +222,9 @@ def theory(
             "(--clusters) or all"
         ),
     ] = "all",
-    order: Annotated[str, typer.Option(help="l2: Gauss-Hermite orders n_xi,n_y")] = ",".join(
-        map(str, DEFAULT_ORDER)
-    ),
+    order: Annotated[
+        str, typer.Option(help="gauss-hermite: orders n_xi,n_y, or n for both")
+    ] = ",".join(map(str, DEFAULT_ORDER)),
     points: PointsOpt = DEFAULT_POINTS,
     randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,
     device: DeviceOpt = "cpu",
@@ -361,6 +361,12 @@ def theory(
             f"{len(records)} of {total} fixed points finished (printed above)"
         ) from None
     typer.echo(render(records, format, columns))
+    if not any(r["converged"] for r in records):  # a table of non-answers is not a success
+        fail(
+            f"none of the {len(records)} fixed points converged (kind none above; the warnings "
+            "say why)",
+            code=1,
+        )
     if plot is not None:
         from ..figures.curves import learning_curves as draw_learning_curves
 

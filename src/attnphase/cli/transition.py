@@ -9,7 +9,13 @@ from typing import Annotated
 
 import typer
 
-from ..params import ModelParams, Tied, variant_of
+from ..params import (
+    Tied,
+    check_nonnegative,
+    check_sigma,
+    check_unit_interval,
+    variant_of,
+)
 from ..theory import CHECK_ORDER, DEFAULT_ORDER, DEFAULT_RANDOMISATIONS
 from ..theory.attention import attention_map
 from ..transitions import TRANSITION_POINTS
@@ -66,10 +72,10 @@ LINE_POINT_COST = 8
 def _varied(omega: str, sigma: str, lam: str) -> tuple[str, list[float], dict[str, float]]:
     """(the parameter with several values, its values, the fixed ones): at most one of
     --omega, --sigma, --lam may be a list or range."""
-    checks = {
-        "omega": lambda v: ModelParams(omega=v),
-        "sigma": lambda v: ModelParams(sigma=v),
-        "lam": lambda v: ModelParams(lam=v),
+    checks = {  # ModelParams' own checks of each, one value at a time
+        "omega": lambda v: check_unit_interval("omega", v),
+        "sigma": check_sigma,
+        "lam": lambda v: check_nonnegative("lam", v),
     }
     parsed = {
         name: parse_values(text, f"--{name}", checks[name])
@@ -105,11 +111,11 @@ def transition(
     alpha_min: Annotated[float, typer.Option(help="lower end of the alpha range")] = 0.2,
     alpha_max: Annotated[float, typer.Option(help="upper end of the alpha range")] = 2.5,
     num: Annotated[int, typer.Option(help="scan: alpha grid points per value")] = 24,
-    order: Annotated[str, typer.Option(help="l2: Gauss-Hermite orders n_xi,n_y")] = ",".join(
-        map(str, DEFAULT_ORDER)
-    ),
+    order: Annotated[
+        str, typer.Option(help="gauss-hermite: orders n_xi,n_y, or n for both")
+    ] = ",".join(map(str, DEFAULT_ORDER)),
     check_order: Annotated[
-        str, typer.Option(help="l2: second order, for the error estimate")
+        str, typer.Option(help="gauss-hermite: the error estimate's orders (n_xi,n_y or n)")
     ] = ",".join(map(str, CHECK_ORDER)),
     points: PointsOpt = TRANSITION_POINTS,
     randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,

@@ -54,6 +54,7 @@ import torch
 from .._core.progress import progress_bar
 from ..ops.tensor import back_project, fields, loss_derivatives
 from ..params import (
+    DEFAULT_N_TEST,
     ModelParams,
     Variant,
     check_alpha,
@@ -343,7 +344,7 @@ def run_gamp(
     polish: bool = False,
     check_every: int = CHECK_EVERY,
     accelerate: bool = True,
-    n_test: int = 10_000,
+    n_test: int = DEFAULT_N_TEST,
     device: str = "auto",
     progress: bool = False,
 ) -> GampResult:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from ..params import ModelParams
+from ..params import DEFAULT_N_TEST, ModelParams
 from ..sim import SeedProblem, SimConfig
 from ..sim.config import DTYPES, pick_device
 from ..sim.data import generator, targets
@@ -100,7 +100,7 @@ def build_problem(
     init,
     seed: int,
     device: torch.device,
-    n_test: int = 10_000,
+    n_test: int = DEFAULT_N_TEST,
 ) -> Problem:
     """The training set and start of `simulate(SimConfig(params=params, d=d, alpha=alpha,
     init=init, n_test=n_test), seeds=[seed])`, in float64 on `device` (Gaussian tokens on the

@@ -3,6 +3,7 @@ the orchestration the command line calls."""
 
 from __future__ import annotations
 
+from .._core.interrupt import PartialInterrupt
 from ..params import ModelParams
 from .algorithm import DEFAULT_DAMPING, run_gamp
 from .result import GampResult
@@ -20,20 +21,26 @@ def gamp_runs(
     max_iter: int = 1000,
     progress: bool = False,
 ) -> list[GampResult]:
-    """One GAMP run per seed 0..seeds-1 on the simulations' data for that seed."""
-    return [
-        run_gamp(
-            params,
-            d,
-            alpha,
-            init=init,
-            seed=s,
-            damping=damping,
-            max_iter=max_iter,
-            progress=progress,
-        )
-        for s in range(seeds)
-    ]
+    """One GAMP run per seed 0..seeds-1 on the simulations' data for that seed; Ctrl-C raises
+    `PartialInterrupt` with the runs finished so far."""
+    out: list[GampResult] = []
+    try:
+        for s in range(seeds):
+            out.append(
+                run_gamp(
+                    params,
+                    d,
+                    alpha,
+                    init=init,
+                    seed=s,
+                    damping=damping,
+                    max_iter=max_iter,
+                    progress=progress,
+                )
+            )
+    except KeyboardInterrupt:
+        raise PartialInterrupt(out) from None
+    return out
 
 
 def trace_table(result: GampResult) -> list[dict]:

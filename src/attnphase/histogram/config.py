@@ -21,6 +21,7 @@ EPOCH_SECONDS = 0.36
 BATCH_SECONDS = 41.0
 RESTRICTED = ("positional", "semantic")
 SCHEDULES = ("constant", "cosine")
+MAX_NOISE = 1e3  # std of the retraining's start perturbation: the weights are O(1)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,11 @@ class HistogramConfig:
         if self.retrain_epochs < 0:
             raise ValueError(f"retrain_epochs must be >= 0, got {self.retrain_epochs}")
         check_nonnegative("noise", self.noise)
+        if self.noise > MAX_NOISE:
+            raise ValueError(
+                f"noise must be <= {MAX_NOISE:g} (the weights it perturbs are O(1); far larger "
+                f"noise overflows the training), got {self.noise:g}"
+            )
         if self.n_mechanism < 2:
             raise ValueError(f"n_mechanism must be >= 2, got {self.n_mechanism}")
         bad = [m for m in self.models if m not in RESTRICTED]

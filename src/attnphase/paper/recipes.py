@@ -28,14 +28,10 @@ from ..theory import GaussHermite, fill_unconverged, learning_curves
 from ..transitions.table import transition_table
 from .common import INITS, cached_table, grid, model_key, simulations
 from .extensions import make_extensions
+from .outputs import ALL, FIGURES, HISTOGRAM_CHECKPOINTS
 
-FIGURES = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9", "histogram", "extensions")
-# `figure all`: every figure but the histogram task (11 min in its quick mode, `figure histogram`)
-# and the extensions' phase diagrams (`figure extensions`)
-ALL = ("fig2", "fig3", "finite-size", "fig7", "fig8", "fig9")
 ALTERNATIVE_A = ((0.3, 0.7), (0.8, 0.2))
 SLICE_OMEGAS = (0.1, 0.2, 0.3, 0.4)
-HISTOGRAM_CHECKPOINTS = "histogram-checkpoints"  # the demo's, so the two share checkpoints
 
 
 def line_omegas(quick: bool) -> list[float]:
@@ -293,15 +289,6 @@ def make_histogram(out: Path, quick: bool = True, workers: int = 2, p=None):
     attention_figure(result, out / "histogram_attention.png")
     training_figure(result, out / "histogram_training.png")
     return result
-
-
-def output_stems(name: str) -> list[str]:
-    """The file stems (PNG and PDF each) that figure `name` ("all" for ALL) writes."""
-    if name == "all":
-        return [stem for n in ALL for stem in output_stems(n)]
-    if name == "histogram":
-        return ["histogram_attention", "histogram_training"]
-    return [name.replace("-", "_")]
 
 
 def make_all(

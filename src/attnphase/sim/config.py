@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .._core.memory import check_memory
+from .._core.memory import check_memory, data_bytes, data_text
 from ..params import (
+    DEFAULT_N_TEST,
     ModelParams,
     check_dimension,
     check_finite,
@@ -17,26 +18,8 @@ from ..params import (
     check_nonnegative,
     check_positive,
 )
+from ..run_options import INITS, OPTIMIZERS, check_gtol
 from .models import Layout
-from .train import OPTIMIZERS
-
-INITS = ("semantic", "positional", "random", "mixed")
-
-# the largest RMS-gradient tolerance: a run's gradient at its start measured 4.2e-3 to 2.0e-2
-# (d = 50 to 1000, alpha 0.5 and 2, both starts), so a tolerance near it stops where it begins
-MAX_GTOL = 1e-4
-
-
-def check_gtol(gtol: float) -> float:
-    """An RMS-gradient tolerance in (0, MAX_GTOL]; ValueError naming `gtol` otherwise."""
-    gtol = check_positive("gtol", gtol)
-    if gtol > MAX_GTOL:
-        raise ValueError(
-            f"gtol must be at most {MAX_GTOL:g}: a run's RMS gradient at its start is 4e-3 to "
-            f"2e-2, so a tolerance of {gtol:g} would call the start converged"
-        )
-    return gtol
-
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
@@ -91,7 +74,7 @@ class SimConfig:
     steps: int | None = None
     gtol: float = 1e-8
     lam_linear: float | None = None
-    n_test: int = 10_000
+    n_test: int = DEFAULT_N_TEST
     dtype: str = "float64"
     device: str = "auto"
     positions: object = field(default=None, repr=False)
@@ -174,7 +157,7 @@ class SimConfig:
         """A lower bound of the memory a run needs: its training and test tokens, twice (the
         data and the fields and gradients computed from them)."""
         itemsize = 4 if self.dtype == "float32" else 8
-        return 2.0 * (self.n + self.n_test) * self.params.L * self.d * itemsize
+        return data_bytes(self.d, self.n, self.n_test, self.params.L, itemsize)
 
     def check_seeds(self, seeds: int) -> None:
         """ValueError naming `seeds` when that many seeds, trained as one batch, would not fit
@@ -183,10 +166,7 @@ class SimConfig:
 
     @property
     def memory_text(self) -> str:
-        return (
-            f"d = {self.d} with n = {self.n} training and {self.n_test} test sequences of "
-            f"L = {self.params.L} tokens"
-        )
+        return data_text(self.d, self.n, self.n_test, self.params.L)
 
     @property
     def L(self) -> int:

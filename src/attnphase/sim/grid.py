@@ -14,8 +14,9 @@ from contextlib import contextmanager
 
 import torch
 
-from .._core.orphans import worker_pool
+from .._core.orphans import close_pool, worker_pool
 from .._core.progress import progress_bar
+from .._core.threads import check_processes, check_threads
 from ..params import check_int
 from .run import SimConfig, SimResult, simulate
 
@@ -47,8 +48,8 @@ def check_grid(configs: Sequence[SimConfig], seeds: Sequence[int], workers: int,
         cfg.check_seeds(len(seeds))
     for s in seeds:
         check_int("seeds", s, minimum=0)  # as in simulate
-    check_int("workers", workers)
-    check_int("threads", threads)
+    check_processes("workers", workers)
+    check_threads("threads", threads)
 
 
 def iter_grid(
@@ -74,12 +75,14 @@ def iter_grid(
                     bar.update()
             return
         pool = worker_pool(min(workers, len(jobs)), threads)
+        finished = False
         try:
             for res in pool.map(_run_one, jobs):
                 yield res
                 bar.update()
+            finished = True
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            close_pool(pool, finished)  # stopped early: the workers at once
 
 
 def run_grid(

@@ -17,7 +17,7 @@ from typing import TypedDict
 
 import torch
 
-OPTIMIZERS = ("gd", "adam", "lbfgs")
+from ..run_options import OPTIMIZERS
 
 
 class OptimizerDefaults(TypedDict):

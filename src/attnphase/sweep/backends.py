@@ -17,7 +17,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
 
-from .._core.orphans import worker_pool
+from .._core.orphans import close_pool, worker_pool
+from .._core.threads import check_processes
 from .points import BatchFunction, Outcome, PointFunction, run_task
 from .store import SweepError
 
@@ -34,7 +35,9 @@ class SchedulerError(SweepError):
 def check_backend(backend: str, workers: int) -> None:
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+    if backend == "process":  # local processes: a few per core
+        check_processes("workers", workers)
+    elif isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
 
 
@@ -73,7 +76,7 @@ class SerialBackend:
     def outcome(self, handle, n: int) -> list[Outcome]:
         return handle.result()
 
-    def close(self) -> None:
+    def close(self, finished: bool = True) -> None:
         pass
 
 
@@ -107,9 +110,10 @@ class ProcessBackend:
         except BrokenProcessPool as err:
             return failed(f"BrokenProcessPool: a worker process died ({err})", n)
 
-    def close(self) -> None:
+    def close(self, finished: bool = True) -> None:
+        """Wait for the workers after finished work; stop them at once otherwise."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            close_pool(self._pool, finished)
 
 
 def check_scheduler(address: str, timeout: float = CONNECT_CHECK_SECONDS) -> None:
@@ -188,7 +192,7 @@ class DaskBackend:
         except Exception as err:  # the worker died (KilledWorker) or the task was lost
             return failed(f"{type(err).__name__}: {err}", n)
 
-    def close(self) -> None:
+    def close(self, finished: bool = True) -> None:
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()

@@ -129,13 +129,17 @@ def run_points(
             raise StoreError(str(err)) from None
         check_store(store)
     pool = open_backend(backend, workers, scheduler)
+    finished = False
     try:
         if isinstance(store, (str, Path)):
             with Session(store, lease) as session:
-                return _drive(points, task, session, pool, retry, progress, desc)
-        return _drive(points, task, store, pool, retry, progress, desc)
+                summary = _drive(points, task, session, pool, retry, progress, desc)
+        else:
+            summary = _drive(points, task, store, pool, retry, progress, desc)
+        finished = True
+        return summary
     finally:
-        pool.close()
+        pool.close(finished)  # interrupted: workers stopped at once, not at their task's end
 
 
 @dataclass(frozen=True)

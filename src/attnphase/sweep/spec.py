@@ -557,6 +557,12 @@ def parse_grid(items, kind: str) -> dict[str, list]:
         if any(isinstance(v, str) and not v.strip() for v in values):
             raise ValueError(f"{name}: empty value in {text!r}")
         grid[name] = [v.strip() if isinstance(v, str) else v for v in values]
+        seen: set[str] = set()
+        for value in grid[name]:  # as every list option: a repeat would be the same points
+            key = repr(_COERCE[table[name]](name, value))
+            if key in seen:
+                raise ValueError(f"{name}: {value!r} is given twice; give each value once")
+            seen.add(key)
     return grid
 
 

@@ -37,13 +37,20 @@ from numpy.linalg import LinAlgError
 from scipy.linalg import cholesky, solve_triangular
 from scipy.sparse.linalg import LinearOperator, cg, eigsh
 
+from .._core.interrupt import PartialInterrupt
 from .._core.progress import progress_bar
 from ..ops.tensor import back_project, fields, loss_derivatives
-from ..params import ModelParams, check_dimension, check_int, check_positive, check_unit_interval
+from ..params import (
+    DEFAULT_N_TEST,
+    ModelParams,
+    check_dimension,
+    check_int,
+    check_positive,
+    check_unit_interval,
+)
+from ..run_options import TRACE_METHODS, check_gtol
 from ..sim import SeedProblem, SimConfig, StructuredRisk, TrainReport, minimise
-from ..sim.config import check_gtol
 
-METHODS = ("auto", "dense", "hutchinson")
 DENSE_MAX = 3000  # "auto": dense Hessian up to d r = 3000 (72 MB, ~d r HVPs), Hutchinson above
 DEFAULT_PROBES = 30
 
@@ -128,7 +135,7 @@ def start_weights(teacher: torch.Tensor, g: torch.Tensor, c: float) -> torch.Ten
 
 
 def probe_config(
-    params: ModelParams, d: int, alpha: float, n_test: int = 10_000, device: str = "auto"
+    params: ModelParams, d: int, alpha: float, n_test: int = DEFAULT_N_TEST, device: str = "auto"
 ) -> SimConfig:
     """The simulation configuration whose data the probe uses (its random start, at scale 1,
     is g)."""
@@ -335,7 +342,7 @@ def probe_landscape(
     seeds: Sequence[int] = (0,),
     *,
     gtol: float | None = None,
-    n_test: int = 10_000,
+    n_test: int = DEFAULT_N_TEST,
     method: str = "auto",
     probes: int = DEFAULT_PROBES,
     device: str = "auto",
@@ -353,8 +360,8 @@ def probe_landscape(
     for name, values in (("alpha", alphas), ("start_overlap", starts), ("seeds", seeds)):
         if not values:
             raise ValueError(f"{name} must not be empty")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method not in TRACE_METHODS:
+        raise ValueError(f"method must be one of {TRACE_METHODS}, got {method!r}")
     check_int("probes", probes, minimum=2)
     cfgs = [probe_config(params, d, a, n_test=n_test, device=device) for a in alphas]
     gtol = cfgs[0].gtol if gtol is None else check_gtol(gtol)
@@ -362,29 +369,36 @@ def probe_landscape(
     if progress:
         total = len(alphas) * len(starts) * len(seeds)
         bar = progress_bar(total=total, desc="landscape", unit="start", enabled=True)
-    points = []
-    for cfg in cfgs:
-        for seed in seeds:
-            points += _probe_seed(SeedData.draw(cfg, seed), starts, gtol, method, probes, bar)
-    if bar is not None:
-        bar.close()
-    return LandscapeResult(
-        d=d,
-        omega=params.omega,
-        sigma=params.sigma,
-        lam=params.lam,
-        A=params.A,
-        rank=params.rank,
-        teacher_rank=params.teacher_rank,
-        gtol=gtol,
-        points=tuple(points),
-    )
+    points: list[LandscapePoint] = []
+
+    def result() -> LandscapeResult:
+        return LandscapeResult(
+            d=d,
+            omega=params.omega,
+            sigma=params.sigma,
+            lam=params.lam,
+            A=params.A,
+            rank=params.rank,
+            teacher_rank=params.teacher_rank,
+            gtol=gtol,
+            points=tuple(points),
+        )
+
+    try:
+        for cfg in cfgs:
+            for seed in seeds:
+                _probe_seed(SeedData.draw(cfg, seed), starts, gtol, method, probes, bar, points)
+    except KeyboardInterrupt:
+        raise PartialInterrupt([result()]) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    return result()
 
 
-def _probe_seed(data: SeedData, starts, gtol, method, probes, bar) -> list[LandscapePoint]:
-    """All starts on the data of one seed."""
+def _probe_seed(data: SeedData, starts, gtol, method, probes, bar, out: list) -> None:
+    """All starts on the data of one seed, each appended to `out` as it finishes."""
     cfg, seed = data.cfg, data.seed
-    out = []
     for j, c in enumerate(starts):
         rep = data.train(c, gtol)
         Q = rep.Q
@@ -416,12 +430,10 @@ def _probe_seed(data: SeedData, starts, gtol, method, probes, bar) -> list[Lands
         )
         if bar is not None:
             bar.update(1)
-    return out
 
 
 __all__ = [
     "DENSE_MAX",
-    "METHODS",
     "Curvature",
     "SeedData",
     "LandscapePoint",

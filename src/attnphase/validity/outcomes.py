@@ -51,9 +51,8 @@ import pandas as pd
 
 from .. import sweep
 from ..params import STANDARD_A, check_alpha, check_int, check_nonnegative, check_positive
+from ..run_options import INITS, OPTIMIZERS
 from ..sim.grid import torch_threads
-from ..sim.run import INITS
-from ..sim.train import OPTIMIZERS
 
 OUTCOMES = ("semantic", "positional", "other")
 INFORMED = ("semantic", "positional")

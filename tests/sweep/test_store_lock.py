@@ -1,5 +1,6 @@
-"""A store whose write lock another process holds: the wait is said at once (a warning, one
-line on the command line), and past BUSY_TIMEOUT the write fails with the store's name."""
+"""A store whose lock another process holds: the wait is said at once (a warning, one line on
+the command line), and past BUSY_TIMEOUT the write, or the check before a run, fails with the
+store's name."""
 
 from __future__ import annotations
 
@@ -47,6 +48,27 @@ def test_a_lock_released_in_time_is_waited_for_with_one_warning(tmp_path, quick)
         assert len(caught) == 1
     finally:
         release.join()
+        lock.close()
+
+
+def test_the_check_before_a_run_waits_for_an_exclusive_lock_and_says_so(tmp_path, quick):
+    """An exclusive lock keeps readers out too: `check_store`, which runs before any point, used
+    to wait for it silently (up to a minute); now it says so, and fails past the timeout."""
+    path = tmp_path / "s.sqlite"
+    st.ResultStore(path).close()
+    lock = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.warns(st.StoreWaitWarning, match="waiting for another process's lock"):
+            with pytest.raises(st.StoreError, match=r"s\.sqlite: locked by another process"):
+                st.check_store(path)
+        release = threading.Timer(0.2, lambda: lock.execute("ROLLBACK"))
+        release.start()
+        with pytest.warns(st.StoreWaitWarning) as caught:
+            st.check_store(path)
+        release.join()
+        assert len(caught) == 1
+    finally:
         lock.close()
 
 

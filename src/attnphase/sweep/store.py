@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +154,38 @@ def _check_layout(db: sqlite3.Connection, path: Path) -> bool:
     return False
 
 
+def _while_locked(db: sqlite3.Connection, path: Path, action: Callable[[], object]) -> None:
+    """`action()`, tried every BUSY_POLL seconds while another process holds a lock on the
+    store: the first wait is said (a StoreWaitWarning), and after BUSY_TIMEOUT a StoreError
+    names the store."""
+    db.execute(f"PRAGMA busy_timeout = {int(BUSY_POLL * 1000)}")
+    waited, said = 0.0, False
+    try:
+        while True:
+            try:
+                action()
+                return
+            except sqlite3.OperationalError as err:
+                if "locked" not in str(err) and "busy" not in str(err):
+                    raise
+            waited += BUSY_POLL
+            if waited >= BUSY_TIMEOUT:
+                raise StoreError(
+                    f"{path}: locked by another process for {BUSY_TIMEOUT:g} s; rerun when it "
+                    "is done"
+                )
+            if not said:
+                warnings.warn(
+                    f"{path}: waiting for another process's lock on the store (at most "
+                    f"{BUSY_TIMEOUT:g} s)",
+                    StoreWaitWarning,
+                    stacklevel=2,
+                )
+                said = True
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+
+
 def _check_integrity(db: sqlite3.Connection, path: Path) -> None:
     report = [row[0] for row in db.execute("PRAGMA quick_check")]
     if report != ["ok"]:
@@ -177,9 +209,13 @@ def check_store(path: str | Path) -> None:
         db = _connect(path, read_only=True)
     except sqlite3.Error as err:
         raise StoreError(f"{path}: cannot open ({err})") from None
-    try:
+
+    def check() -> None:
         _check_layout(db, path)
         _check_integrity(db, path)
+
+    try:  # a store another process holds locked: waited for, and said
+        _while_locked(db, path, check)
     except sqlite3.DatabaseError as err:
         raise store_error(path, err) from None
     finally:
@@ -228,35 +264,8 @@ class ResultStore:
         self.close()
 
     def _begin(self) -> None:
-        """BEGIN IMMEDIATE, tried every BUSY_POLL seconds while another process holds the
-        write lock: the first wait is said (a StoreWaitWarning), and after BUSY_TIMEOUT a
-        StoreError names the store."""
-        self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_POLL * 1000)}")
-        waited, said = 0.0, False
-        try:
-            while True:
-                try:
-                    self._db.execute("BEGIN IMMEDIATE")
-                    return
-                except sqlite3.OperationalError as err:
-                    if "locked" not in str(err) and "busy" not in str(err):
-                        raise
-                waited += BUSY_POLL
-                if waited >= BUSY_TIMEOUT:
-                    raise StoreError(
-                        f"{self.path}: locked by another process for {BUSY_TIMEOUT:g} s; "
-                        "rerun when it is done"
-                    )
-                if not said:
-                    warnings.warn(
-                        f"{self.path}: waiting for another process's lock on the store "
-                        f"(at most {BUSY_TIMEOUT:g} s)",
-                        StoreWaitWarning,
-                        stacklevel=4,
-                    )
-                    said = True
-        finally:
-            self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+        """BEGIN IMMEDIATE, waiting for another process's write lock (`_while_locked`)."""
+        _while_locked(self._db, self.path, lambda: self._db.execute("BEGIN IMMEDIATE"))
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:

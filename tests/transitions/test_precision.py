@@ -16,6 +16,7 @@ from attnphase import QMC, ModelParams, find_transitions
 from attnphase.theory import precision as precision_module
 from attnphase.theory.precision import PrecisionWarning
 from attnphase.transitions import meets_precision
+from attnphase.transitions.table import transition_table
 
 WINDOW = dict(alpha_min=1.0, alpha_max=1.8, num=5)
 
@@ -42,3 +43,19 @@ def test_what_meets_a_precision():
     assert not meets_precision(unknown, 0.5)
     with pytest.raises(ValueError, match="precision must be a number in"):
         find_transitions(ModelParams(), **WINDOW, method=QMC(256, 2), precision=2.0)
+
+
+def test_a_table_of_scans_refines_each_value_and_says_with_what():
+    """transition_table(precision=) scans (auto picks the scan) and refines each value as
+    `find_transitions` does: 512 points meet 0.04 at omega 0.3 (above), and the row's
+    integration columns are those that answered, not the 256 it started from."""
+    table = transition_table(
+        ModelParams(), [0.3], **WINDOW, method=QMC(256, 2), precision=0.04, workers=1
+    )
+    (row,) = table.to_dict("records")
+    assert row["points"] == 512 and row["method"] == "scan"
+    assert row["alpha_c_err"] <= 0.04 * row["alpha_c"]
+    with pytest.raises(ValueError, match="precision: the continuation follows the lines"):
+        transition_table(
+            ModelParams(), [0.3], approach="continuation", method=QMC(256, 2), precision=0.04
+        )

@@ -119,6 +119,13 @@ def transition(
     ] = ",".join(map(str, CHECK_ORDER)),
     points: PointsOpt = TRANSITION_POINTS,
     randomisations: RandomisationsOpt = DEFAULT_RANDOMISATIONS,
+    precision: Annotated[
+        float | None,
+        typer.Option(
+            help="scan again with finer integration until the errors of alpha_c and alpha_l "
+            "are at most this fraction of their value (a scan)"
+        ),
+    ] = None,
     store: Annotated[
         Path | None,
         typer.Option(help="continuation: SQLite store to resume from and add to"),
@@ -197,14 +204,27 @@ def transition(
                 + "; the error bars are the change between the two orders, which would be 0 "
                 "whatever the quadrature's error"
             )
-        scanned = method == "scan" or (method == "auto" and integration.averages_replicas)
+        if precision is not None:
+            from ..theory.precision import check_precision
+
+            try:
+                check_precision(precision)
+            except ValueError as err:
+                raise usage(err) from None
+            if method == "continuation":
+                raise UsageError(
+                    "--precision: applies to a scan (--method scan or auto); the continuation "
+                    "follows the lines at one integration"
+                )
+        refined = integration.averages_replicas or precision is not None
+        scanned = method == "scan" or (method == "auto" and refined)
         if scanned:  # two branches at num alphas for every value
             check_request(p, integration, 2 * num * len(values), "--num")
             refuse_ignored(
                 ctx,
                 ("store", "lines", "workers", "scheduler"),
                 "applies to the continuation of the lines; this run scans (--method scan, or "
-                "auto with --engine qmc), which follows no line and stores nothing",
+                "auto with --engine qmc or --precision), which follows no line and stores nothing",
             )
         else:
             refuse_ignored(ctx, ("num",), "applies to a scan; this run follows the lines")
@@ -236,6 +256,7 @@ def transition(
         workers=workers,
         scheduler=scheduler,
         progress=show_progress(),
+        precision=precision,
     )
     typer.echo(render(table.to_dict("records"), format, [parameter] + TABLE_COLUMNS))
     if plot is not None:

@@ -67,7 +67,8 @@ def _scan_rows(p, values, parameter, progress, **scan) -> list[dict]:
     rows = []
     for s in progress_bar(values, desc="transition scans", enabled=progress):
         t = find_transitions(p.with_value(parameter, s), **scan)
-        row: dict = {parameter: s}
+        # the integration that answered (with a precision, refined per value)
+        row: dict = {parameter: s, **{k: v for k, v in t.method.columns().items() if k != "method"}}
         for name in LINES:
             value = getattr(t, name)
             row[name] = value
@@ -108,6 +109,7 @@ def transition_table(
     workers: int = 2,
     scheduler: str | None = None,
     progress: bool = False,
+    precision: float | None = None,
 ) -> pd.DataFrame:
     """alpha_c, alpha_l and both spinodals at each value of `parameter` (omega, sigma or lam).
 
@@ -117,7 +119,9 @@ def transition_table(
     from their spread). "scan": `find_transitions` at every value (num alphas per scan). "auto":
     continuation with Gauss-Hermite, scan with QMC. method: the integration method ("auto":
     Gauss-Hermite where it applies, else QMC with TRANSITION_POINTS points per scrambling).
-    `lines`: the lines to follow (continuation; a scan finds all four)."""
+    `lines`: the lines to follow (continuation; a scan finds all four). precision: each scan
+    refined until alpha_c and alpha_l meet it (`find_transitions`; the row's integration
+    columns say what answered); the scan's alone (the continuation follows one integration)."""
     if approach not in APPROACHES:
         raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
     if parameter not in PATHS or parameter == "A":
@@ -127,7 +131,12 @@ def transition_table(
         p.with_value(parameter, s)  # ModelParams validates every value before any work
     m = resolve_method(method, p, QMC(points=TRANSITION_POINTS))
     if approach == "auto":  # following the lines on every scrambling costs more than a scan
-        approach = "scan" if m.averages_replicas else "continuation"
+        approach = "scan" if m.averages_replicas or precision is not None else "continuation"
+    if precision is not None and approach != "scan":
+        raise ValueError(
+            "precision: the continuation follows the lines at one integration; scan them "
+            "(approach 'scan' or 'auto') to refine each value to a precision"
+        )
     if approach == "scan":
         rows = _scan_rows(
             p,
@@ -138,6 +147,7 @@ def transition_table(
             alpha_min=alpha_min,
             alpha_max=alpha_max,
             num=num,
+            precision=precision,
         )
         df = pd.DataFrame(rows)
     else:
@@ -166,7 +176,7 @@ def transition_table(
     df["A"] = json.dumps([list(map(float, row)) for row in p.A])
     df["alpha_min"], df["alpha_max"] = alpha_min, alpha_max
     for k, v in m.columns().items():
-        if k != "method":  # the column names the approach
+        if k != "method" and k not in df:  # the column names the approach; a scan's row its own
             df[k] = v
     df["method"] = approach
     return df

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from types import SimpleNamespace
 
 import pytest
 
-from attnphase import QMC, ModelParams, find_transitions
+from attnphase import QMC, ModelParams, find_transitions, transitions
 from attnphase.theory import precision as precision_module
 from attnphase.theory.precision import PrecisionWarning
 from attnphase.transitions import meets_precision
+from attnphase.transitions.paths import LINES
 from attnphase.transitions.table import transition_table
 
 WINDOW = dict(alpha_min=1.0, alpha_max=1.8, num=5)
@@ -45,10 +47,29 @@ def test_what_meets_a_precision():
         find_transitions(ModelParams(), **WINDOW, method=QMC(256, 2), precision=2.0)
 
 
+def test_a_table_passes_its_precision_to_each_scan_and_names_what_answered(monkeypatch):
+    """The table's part alone (each scan replaced): auto picks the scan when a precision is
+    given, every value's scan gets the precision, and each row's integration columns are those
+    of the method that answered, not the one the table started from."""
+    calls = []
+
+    def scan(p, **kwargs):
+        calls.append((p.omega, kwargs["precision"], kwargs["method"].points))
+        answered = QMC(1024 if p.omega < 0.25 else 512, 2)
+        lines = {name: 1.0 for name in LINES} | {f"{name}_err": 0.01 for name in LINES}
+        return SimpleNamespace(**lines, method=answered)
+
+    monkeypatch.setattr(transitions, "find_transitions", scan)
+    table = transition_table(ModelParams(), [0.2, 0.3], method=QMC(256, 2), precision=0.04)
+    assert calls == [(0.2, 0.04, 256), (0.3, 0.04, 256)]
+    assert list(table["points"]) == [1024, 512] and set(table["method"]) == {"scan"}
+
+
+@pytest.mark.slow
 def test_a_table_of_scans_refines_each_value_and_says_with_what():
     """transition_table(precision=) scans (auto picks the scan) and refines each value as
     `find_transitions` does: 512 points meet 0.04 at omega 0.3 (above), and the row's
-    integration columns are those that answered, not the 256 it started from."""
+    integration columns are those that answered, not the 256 it started from (26 s)."""
     table = transition_table(
         ModelParams(), [0.3], **WINDOW, method=QMC(256, 2), precision=0.04, workers=1
     )

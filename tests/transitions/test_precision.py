@@ -23,6 +23,7 @@ from attnphase.transitions.table import transition_table
 WINDOW = dict(alpha_min=1.0, alpha_max=1.8, num=5)
 
 
+@pytest.mark.slow  # 45-68 s; the refinement loop itself is in the budget test below
 def test_the_integration_is_refined_until_both_errors_meet_the_target():
     tr = find_transitions(ModelParams(), **WINDOW, method=QMC(256, 2), precision=0.03)
     assert tr.method.points == 1024

@@ -2,8 +2,8 @@
 
 import pytest
 
-from attnphase.cli.common import UsageError
-from attnphase.cli.histogram import REFUSE_SECONDS, WARN_SECONDS, _check_cost
+from attnphase.cli.common import LONG_SECONDS, UsageError
+from attnphase.cli.histogram import WARN_SECONDS, _check_cost
 from attnphase.histogram.config import HistogramConfig
 
 
@@ -29,4 +29,4 @@ def test_quick_runs_without_a_word_the_default_warns_and_a_huge_request_is_refus
     assert "warning: up to" in capsys.readouterr().err
     with pytest.raises(UsageError, match="--runs"):
         _check_cost(HistogramConfig(runs=100_000).seconds())
-    assert HistogramConfig(runs=100_000).seconds() > REFUSE_SECONDS
+    assert HistogramConfig(runs=100_000).seconds() > LONG_SECONDS

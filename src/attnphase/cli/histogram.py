@@ -11,6 +11,7 @@ import typer
 from .._core.interrupt import Interrupted
 from .app import app
 from .common import (
+    LONG_SECONDS,
     FormatOpt,
     UsageError,
     check_outputs,
@@ -136,14 +137,14 @@ def histogram(
             plot_failed(err)
 
 
-WARN_SECONDS, REFUSE_SECONDS = 120.0, 48 * 3600.0  # the estimated duration (checkpointed)
+WARN_SECONDS = 120.0  # the estimated duration (checkpointed); refused over LONG_SECONDS
 
 
 def _check_cost(seconds: float) -> None:
-    """UsageError naming --runs when the run is estimated at over REFUSE_SECONDS; a warning on
+    """UsageError naming --runs when the run is estimated at over LONG_SECONDS; a warning on
     stderr over WARN_SECONDS (`HistogramConfig.seconds`, every epoch counted)."""
     hours = seconds / 3600
-    if seconds > REFUSE_SECONDS:
+    if seconds > LONG_SECONDS:
         raise UsageError(
             f"--runs: these settings take up to {hours:.3g} h on 2 cores (runs x models x "
             "(epochs + retrain-epochs)); ask for fewer --runs or --epochs"

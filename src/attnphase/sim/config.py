@@ -42,7 +42,8 @@ class SimConfig:
 
     init: "semantic" (Q = Q*), "positional" (Q = init_m 1_d, so m = init_m), "random"
     (N(0, init_scale^2) entries), "mixed" (r >= 2: column 1 = Q*'s first column, column 2
-    positional, the others random), or a given (d, width) array of packed weights (width = r
+    positional, the others random; with several heads of rank r, head 2's first column, r + 1,
+    is the positional one), or a given (d, width) array of packed weights (width = r
     for the tied model, see `Layout`). Columns a start does not set are random. With r > t,
     "semantic" sets the first t columns (Q*) and "positional" the first; the tied model depends
     on Q only through Q Q^T, so these are the starts with all columns semantic (positional)

@@ -41,8 +41,8 @@ def _query_start(cfg: SimConfig, teacher: torch.Tensor, noise: torch.Tensor) -> 
         Q0[:, :, :1] = teacher[:, :, :1].clone()
     if cfg.init == "positional":
         Q0[:, :, 0] = cfg.init_m
-    elif cfg.init == "mixed":
-        Q0[:, :, 1] = cfg.init_m
+    elif cfg.init == "mixed":  # several heads: the first column of head 2
+        Q0[:, :, r if cfg.params.heads > 1 else 1] = cfg.init_m
     return Q0
 
 

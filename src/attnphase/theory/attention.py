@@ -59,8 +59,8 @@ class TiedMap:
 
     def pin(self, branch: str, free: MatrixOverlaps) -> MatrixOverlaps:
         """`free` (1: free, 0: held at zero) with the pins of the columns' symmetries added: on
-        the positional and mixed branches q and V diagonal and one positional column (the
-        first, the second when mixed), the others trivial; mixed: column 1 semantic alone.
+        the positional and mixed branches q and V diagonal and one positional column
+        (`positional_column`), the others trivial; mixed: column 1 semantic alone.
         Flipping one trivial column leaves the law and S unchanged, so its Mhat and the
         off-diagonal qhat, Vhat vanish (`qmc.engine.free_overlaps`)."""
         if branch not in ("positional", "mixed"):
@@ -69,11 +69,16 @@ class TiedMap:
         r = q.shape[0]
         off = ~np.eye(r, dtype=bool)
         q[off] = V[off] = 0.0
-        pos = 0 if branch == "positional" else 1
+        pos = self.positional_column(branch, r)
         M[:, [c for c in range(r) if c != pos]] = 0.0
         if branch == "mixed":
             theta[:, 1:] = 0.0
         return MatrixOverlaps(q=q, M=M, theta=theta, V=V)
+
+    def positional_column(self, branch: str, width: int) -> int:
+        """The positional column of the positional (the first) or mixed (the second) branch
+        among the field's `width` columns."""
+        return 0 if branch == "positional" else 1
 
     def ridge(self, lam: float) -> float:
         """The state evolution's ridge in the field's columns."""

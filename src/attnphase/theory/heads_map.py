@@ -1,20 +1,22 @@
 """Several tied heads (docs/variants.md): the attention map S = (1/H) sum_a softmax_row(h_a h_a^T)
-of H heads, head a on its own column of the student field (rank 1 per head in the theory). The
-heads' softmaxes live in the attention's form (`attnphase.prox.attention_form`), which the prox,
-the channel and the simulations read; this map gives the theory the rest: H columns, their
+of H heads of rank r, head a on its own block of r columns of the student field. The heads'
+softmaxes live in the attention's form (`attnphase.prox.attention_form`), which the prox, the
+channel and the simulations read; this map gives the theory the rest: H r columns, their
 symmetries, the branches' starts and pins.
 
-The symmetries: flipping one head's column (Q_a -> -Q_a) leaves its softmax unchanged, so each
-column is signed alone and a head off its branch can be pinned trivial; rotating one head's
-column into another's is no symmetry (the softmaxes are separate), so no frame is chosen;
-permuting the heads is one (equal weights), which puts the semantic head first on the mixed
-branch without loss. The branches: positional (head 1 along the first encoding direction, the
-others trivial: started with every head positional and nothing pinned, the iteration leaves
-the symmetric point, see docs/variants.md), mixed (head 1 semantic, head 2 positional, the
-others trivial: the specialised fixed point), trivial. Every head aligned with the teacher is
-no branch of its own: the simulations find the heads identical there (Q_1 = ... = Q_H), where q
-is singular, and on that set the risk is the one-head model's with ridge H lam (the ridge counts
-every copy), which the tied theory solves.
+The symmetries: rotating the columns of one head among themselves (Q_a -> Q_a R, R orthogonal
+r x r) leaves h_a h_a^T and the ridge unchanged, so fixed points come in orbits, reported in
+one frame per head (`HeadsMap.frame`); flipping one column alone is one such rotation, so each
+column is signed alone and a column off its branch can be pinned trivial; rotating one head's
+columns into another's is no symmetry (the softmaxes are separate); permuting the heads is one
+(equal weights), which puts the semantic head first on the mixed branch without loss. The
+branches: positional (the first column of head 1 along the first encoding direction, every
+other column trivial: started with every head positional and nothing pinned, the iteration
+leaves the symmetric point, see docs/variants.md), mixed (the first column of head 1 semantic,
+the first of head 2 positional, the others trivial: the specialised fixed point), trivial.
+Every head aligned with the teacher is no branch of its own: the simulations find the heads
+identical there (Q_1 = ... = Q_H), where q is singular, and on that set the risk is the
+one-head model's with ridge H lam (the ridge counts every copy), which the tied theory solves.
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..params import ModelParams
 from .attention import TiedMap
-from .overlaps import MatrixOverlaps
+from .overlaps import MatrixOverlaps, matched_eigenvectors
 
 
 @dataclass(frozen=True)
 class HeadsMap(TiedMap):
-    """S = (1/H) sum_a softmax_row(h_a h_a^T), one column per head, fixed equal weights."""
+    """S = (1/H) sum_a softmax_row(h_a h_a^T), a block of r columns per head, fixed equal
+    weights."""
 
     heads: int = 2
     name: ClassVar[str] = "heads"
@@ -47,17 +49,31 @@ class HeadsMap(TiedMap):
     def has_branch(self, branch: str, rank: int) -> bool:
         return branch != "semantic"
 
-    def check(self, p: ModelParams) -> None:
-        if p.rank != 1:
-            raise ValueError(f"heads: the theory has rank 1 per head, got rank={p.rank}")
+    def frame(self, o: MatrixOverlaps) -> MatrixOverlaps:
+        """Each head's block of q diagonal, its eigenvectors matched to the block's current
+        axes (`overlaps.matched_eigenvectors`, as `qmc.engine.canonical` does for one head):
+        the identity at rank 1 per head."""
+        r = o.q.shape[0] // self.heads
+        if r == 1:
+            return o
+        U = np.zeros_like(o.q)
+        for a in range(self.heads):
+            cols = slice(a * r, (a + 1) * r)
+            U[cols, cols] = matched_eigenvectors(o.q[cols, cols])
+        return MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
+
+    def positional_column(self, branch: str, width: int) -> int:
+        """The first column of head 1 (positional) or of head 2 (mixed: head 1 semantic)."""
+        return 0 if branch == "positional" else width // self.heads
 
     def pin(self, branch: str, free: MatrixOverlaps) -> MatrixOverlaps:
         """The tied model's pins (`TiedMap.pin`: positional, head 1 positional and the others
         trivial; mixed, head 1 semantic and head 2 positional), and q, V diagonal on the
-        trivial branch: each pinned head is trivial by its own flip symmetry."""
+        trivial branch: each pinned column is trivial by its own flip symmetry."""
         if branch != "trivial":
             return super().pin(branch, free)
-        q, V = free.q * np.eye(self.heads), free.V * np.eye(self.heads)
+        eye = np.eye(free.q.shape[0])
+        q, V = free.q * eye, free.V * eye
         return dataclasses.replace(free, q=q, V=V)
 
     def scan_branch(self, branch: str) -> str:
@@ -66,11 +82,23 @@ class HeadsMap(TiedMap):
         return "mixed" if branch == "semantic" else branch
 
     def start(self, branch: str, tied: MatrixOverlaps) -> MatrixOverlaps:
-        """The tied start of rank H; the semantic branch is refused (module docstring)."""
+        """The tied start of rank H r, the mixed one with its positional column moved to head
+        2's first (`positional_column`); the semantic branch is refused (module docstring)."""
         if branch == "semantic":
             raise ValueError(
                 f"branch: with {self.heads} heads the semantic branch is {self.heads} copies of "
                 f"one head (q singular), the one-head model with ridge {self.heads} lam: solve "
                 f"ModelParams(lam={self.heads} * lam) for it"
             )
-        return tied
+        if branch != "mixed":
+            return tied
+        width = tied.q.shape[0]
+        order = np.arange(width)
+        pos = self.positional_column(branch, width)
+        order[[1, pos]] = order[[pos, 1]]
+        return MatrixOverlaps(
+            q=tied.q[np.ix_(order, order)],
+            M=tied.M[:, order],
+            theta=tied.theta[:, order],
+            V=tied.V[np.ix_(order, order)],
+        )

@@ -189,3 +189,16 @@ def scalar_free_entropy(
         lam=lam,
         rho=np.array([[rho]]),
     )
+
+
+def matched_eigenvectors(S: np.ndarray) -> np.ndarray:
+    """The eigenvectors of the symmetric S as columns, each assigned to the current axis it is
+    closest to (the permutation maximising sum |U_cc|) and signed to keep U_cc >= 0: a frame
+    that moves continuously where two eigenvalues cross (`qmc.engine.canonical`,
+    `qmc.engine.teacher_frame`, `heads_map.HeadsMap.frame`)."""
+    from scipy.optimize import linear_sum_assignment  # scipy stays out of the CLI's refusals
+
+    _, U = np.linalg.eigh(S)
+    _, cols = linear_sum_assignment(-np.abs(U))
+    U = U[:, cols]
+    return U * np.where(np.diag(U) < 0, -1.0, 1.0)

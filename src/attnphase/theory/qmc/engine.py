@@ -15,7 +15,6 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ...params import TIED, Mixture, ModelParams, Tied, Variant
 from .. import overlaps as ge
@@ -38,7 +37,7 @@ from ..iterate import (
     run,
 )
 from ..method import QMC
-from ..overlaps import admissible
+from ..overlaps import admissible, matched_eigenvectors
 from ..result import HAT_KEYS, OVERLAP_KEYS, TheoryResult
 from .channel import MomentsRequest, QMCChannel, moments_many
 from .mixture import cluster_overlaps
@@ -267,23 +266,13 @@ def canonical(o: ge.MatrixOverlaps, variant: Variant = TIED) -> ge.MatrixOverlap
     (sorting them would swap two columns there) and keeps a map that flips a column (M -> -M)
     from passing for a fixed point. For r = 1 this is the identity, and for untied query and key
     of rank 1 too (rotating the query column into the key column is no symmetry), and for
-    heads of rank 1 (rotating one head's column into another's is none); a map with a smaller
+    heads (`HeadsMap.frame`: rotations within each head only); a map with a smaller
     group of rotations fixes its own frame (`TiedMap.frame`)."""
     amap = attention_map(variant)
     if not amap.rotations:
         return amap.frame(o)
     U = matched_eigenvectors(o.q)
     return ge.MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
-
-
-def matched_eigenvectors(S: np.ndarray) -> np.ndarray:
-    """The eigenvectors of the symmetric S as columns, each assigned to the current axis it is
-    closest to (the permutation maximising sum |U_cc|) and signed to keep U_cc >= 0: a frame
-    that moves continuously where two eigenvalues cross (`canonical`, `teacher_frame`)."""
-    _, U = np.linalg.eigh(S)
-    _, cols = linear_sum_assignment(-np.abs(U))
-    U = U[:, cols]
-    return U * np.where(np.diag(U) < 0, -1.0, 1.0)
 
 
 def teacher_frame(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:

@@ -41,6 +41,8 @@ def never(*args, **kwargs):
         ("--heads 2 --mask causal", "--heads"),
         ("--encodings linear,simplex --mask causal", "--encodings"),
         ("--encodings simplex --heads 2", "--encodings"),
+        ("--precision 0", "--precision"),
+        ("--precision 1.5", "--precision"),
     ],
 )
 def test_bad_input(args, option, monkeypatch, tmp_path):

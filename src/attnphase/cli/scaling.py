@@ -99,6 +99,14 @@ def scaling(
             "exist, up to this many [max(--points, 2048)]"
         ),
     ] = None,
+    precision: Annotated[
+        float | None,
+        typer.Option(
+            help="climb the same ladder (QMC points doubled up to --max-points; at L = 2 the "
+            "Gauss-Hermite orders raised) until the errors of alpha_c and alpha_l are at most "
+            "this fraction of their value; the row's precision_status says if it was met"
+        ),
+    ] = None,
     mixed: Annotated[
         bool, typer.Option("--mixed/--no-mixed", help="search fixed points with m, theta != 0")
     ] = True,
@@ -156,6 +164,7 @@ def scaling(
                 points=points,
                 randomisations=randomisations,
                 max_points=max_points,
+                precision=precision,
             )
             exact = all(
                 family_model(
@@ -214,6 +223,8 @@ def scaling(
     )
     variant = (["mask"] if mask != "none" else []) + (["heads"] if heads > 1 else [])
     columns = SCALING_COLUMNS[:3] + variant + SCALING_COLUMNS[3:]
+    if precision is not None:
+        columns.insert(-1, "precision_status")
     typer.echo(render(table.to_dict("records"), format, columns))
     if plot is not None:
         from ..figures.scaling import scaling_figure

@@ -35,6 +35,7 @@ from ..params import ModelParams, Tied
 from ..theory import QMC, GaussHermite, Method, NonConvergenceWarning
 from ..theory.branches import SIMPLEX_BRANCH
 from ..theory.overlaps import MatrixOverlaps
+from ..theory.precision import finer
 from ..theory.replicas import ReplicaScan, scan_replicas
 from ..transitions.scan import SPINODAL_STEPS, replica_roots
 from .family import family_model
@@ -113,11 +114,55 @@ def disagreements(alphas: list[float], per: list[dict]) -> list[str]:
     return out
 
 
+def _transitions(
+    method: Method, scan: ReplicaScan, per: list[dict]
+) -> tuple[dict[str, float], dict[str, int]]:
+    """alpha_c and alpha_l with their errors (the module docstring's error model) and on how
+    many replicas each was found."""
+    out: dict[str, float] = {}
+    n_found: dict[str, int] = {}
+    weight = 1 if method.averages_replicas else 2  # an interpolation bound on both orders
+    for name in ("alpha_c", "alpha_l"):
+        value, err, n_found[name] = method.combine([r[name] for r in per])
+        bound = max(r[f"bound_{name[-1]}"] for r in per)
+        out[name], out[f"{name}_err"] = value, err + weight * bound
+    if math.isfinite(out["alpha_l"]):  # with eps_lin's own integration error (QMC)
+        slopes = [r["slope"] for r in per if math.isfinite(r["slope"]) and r["slope"] != 0]
+        if slopes:
+            out["alpha_l_err"] = math.hypot(
+                out["alpha_l_err"], scan.eps_lin_err / abs(float(np.mean(slopes)))
+            )
+    return out, n_found
+
+
+def _short_of(values: dict[str, float], precision: float | None) -> list[str]:
+    """The transitions whose error is above `precision` times their value (none without a
+    precision; a transition absent from the window has nothing to refine)."""
+    if precision is None:
+        return []
+    return [
+        name
+        for name in ("alpha_c", "alpha_l")
+        if math.isfinite(values[name])
+        and not values[f"{name}_err"] <= precision * abs(values[name])
+    ]
+
+
+def _next_rung(method: Method, s: ScanSettings, precision_short: bool) -> Method | None:
+    """The precision ladder's next integration: QMC points doubled up to s.budget, the
+    Gauss-Hermite orders raised (`theory.precision.finer`) where a precision is not met."""
+    if isinstance(method, QMC):
+        return QMC(2 * method.points, s.randomisations) if 2 * method.points <= s.budget else None
+    return finer(method) if precision_short else None
+
+
 def _agreed_scan(
     p: ModelParams, alphas: list[float], s: ScanSettings, positional: str, progress: bool
-) -> tuple[Method, ReplicaScan, list[dict], list[str]]:
+) -> tuple[Method, ReplicaScan, list[dict], list[str], list[str]]:
     """The replicas' scan (and each replica's roots): the exact engine at L = 2; QMC from
-    s.points, doubled while the replicas disagree (`disagreements`) up to s.budget."""
+    s.points; climbing the precision ladder (`_next_rung`) while the replicas disagree
+    (`disagreements`) or a transition's error is above s.precision, to its end. Also returns
+    the disagreements and the transitions short of the precision at the last rung."""
     method: Method = GaussHermite() if p.is_l2 else QMC(s.points, s.randomisations)
     while True:
         with warnings.catch_warnings():
@@ -125,9 +170,13 @@ def _agreed_scan(
             scan = scan_replicas(p, alphas, method, positional=positional, progress=progress)
             per = [replica_roots(alphas, r, scan.eps_lin) for r in scan.replicas]
         split = disagreements(alphas, per) if isinstance(method, QMC) else []
-        if not split or not isinstance(method, QMC) or 2 * method.points > s.budget:
-            return method, scan, per, split
-        method = QMC(2 * method.points, s.randomisations)
+        short = _short_of(_transitions(method, scan, per)[0], s.precision)
+        if not split and not short:
+            return method, scan, per, split, short
+        rung = _next_rung(method, s, bool(short))
+        if rung is None:
+            return method, scan, per, split, short
+        method = rung
 
 
 def mixed_search(
@@ -193,21 +242,10 @@ def scaling_point(
     p = family_model(L, omega, family, a=s.a, sigma=s.sigma, lam=s.lam, mask=mask, heads=heads)
     alphas = [float(x) for x in np.geomspace(s.alpha_min, s.alpha_max, s.num)]
     positional = SIMPLEX_BRANCH if family == "simplex" and p.L > 2 else "positional"
-    method, scan, per, split = _agreed_scan(p, alphas, s, positional, progress)
-    row: dict[str, Any] = {}
-    n_found: dict[str, int] = {}
+    method, scan, per, split, short = _agreed_scan(p, alphas, s, positional, progress)
+    values, n_found = _transitions(method, scan, per)
+    row: dict[str, Any] = dict(values)
     step = math.log(alphas[1] / alphas[0])  # the grid step, relative
-    weight = 1 if method.averages_replicas else 2  # an interpolation bound on both orders
-    for name in ("alpha_c", "alpha_l"):
-        value, err, n_found[name] = method.combine([r[name] for r in per])
-        bound = max(r[f"bound_{name[-1]}"] for r in per)
-        row[name], row[f"{name}_err"] = value, err + weight * bound
-    if math.isfinite(row["alpha_l"]):  # with eps_lin's own integration error (QMC)
-        slopes = [r["slope"] for r in per if math.isfinite(r["slope"]) and r["slope"] != 0]
-        if slopes:
-            row["alpha_l_err"] = math.hypot(
-                row["alpha_l_err"], scan.eps_lin_err / abs(float(np.mean(slopes)))
-            )
     for name, lower in (("spinodal_semantic", True), ("spinodal_positional", False)):
         ends = [r["semantic" if lower else "positional"].spinodal(lower=lower) for r in per]
         value, err, n_found[name] = method.combine(ends)
@@ -227,6 +265,14 @@ def scaling_point(
         row |= mixed_search(p, alphas, main, search)
     row["rank"], row["K"] = p.rank, p.K
     row["method"] = method.name
+    if isinstance(method, GaussHermite):  # the orders that answered (QMC: points_used)
+        row |= {k: v for k, v in method.columns().items() if k != "method"}
+    if s.precision is not None:
+        row["precision_status"] = (
+            "met"
+            if not short
+            else f"{', '.join(short)} above precision {s.precision:g} at the ladder's end"
+        )
     if isinstance(method, QMC):
         row["points_used"] = method.points
         row["replicas"] = (

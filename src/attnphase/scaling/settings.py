@@ -8,6 +8,7 @@ from typing import Any
 
 from ..params import check_alpha, check_int
 from ..theory.method import QMC
+from ..theory.precision import check_precision
 from .family import family_model
 
 # the precision ladder's default budget: the L = 3, omega = 0.3 row needs 2048 points (its
@@ -21,6 +22,9 @@ class ScanSettings:
     `num` alphas spaced geometrically on [alpha_min, alpha_max]; QMC(points, randomisations)
     at L >= 3, the points doubled while the replicas disagree on which branches exist, up to
     `max_points` (the precision ladder, `scaling.point`; default max(points, MAX_POINTS)).
+    precision: the ladder also climbs (QMC points doubled up to `max_points`, Gauss-Hermite
+    orders raised at L = 2, `theory.precision.finer`) until alpha_c_err and alpha_l_err are each
+    at most this fraction of their transition; None: until the replicas agree only.
     Validated on construction (ValueError naming the first bad setting)."""
 
     a: float = 0.6
@@ -32,6 +36,7 @@ class ScanSettings:
     points: int = 1024
     randomisations: int = 4
     max_points: int | None = None  # None: max(points, MAX_POINTS)
+    precision: float | None = None
 
     def __post_init__(self) -> None:
         family_model(2, 0.3, "linear", a=self.a, sigma=self.sigma, lam=self.lam)
@@ -52,6 +57,8 @@ class ScanSettings:
         object.__setattr__(self, "max_points", budget)
         randomisations = check_int("randomisations", self.randomisations, minimum=2)
         object.__setattr__(self, "randomisations", randomisations)
+        if self.precision is not None:
+            object.__setattr__(self, "precision", check_precision(self.precision))
 
     @property
     def budget(self) -> int:
@@ -60,5 +67,9 @@ class ScanSettings:
         return self.max_points
 
     def as_dict(self) -> dict[str, Any]:
-        """The settings as a store point's parameters."""
-        return asdict(self)
+        """The settings as a store point's parameters (precision only where it is asked for, so
+        that earlier stores resume)."""
+        out = asdict(self)
+        if self.precision is None:
+            del out["precision"]
+        return out

@@ -51,7 +51,8 @@ def evaluate_point(kind: str, params: dict) -> dict:
     """The point function of the runner (importable by workers): `scaling_point` of a point."""
     from .point import scaling_point
 
-    settings = ScanSettings(**{k: params[k] for k in ScanSettings.__dataclass_fields__})
+    fields = ScanSettings.__dataclass_fields__
+    settings = ScanSettings(**{k: params[k] for k in fields if k in params})
     return scaling_point(
         params["L"],
         params["omega"],

@@ -55,14 +55,15 @@ def test_parameter_tables_are_those_of_the_models():
     options) or SimConfig must be added to the sweep table (the variant is given as in the
     simulations: untied, clusters, label_correlation, cluster_norm, mask, target_mask, heads,
     rotary; the method
-    by its name, the Gauss-Hermite order and solver options, the QMC settings and device)."""
+    by its name, the Gauss-Hermite order and solver options, the QMC settings and device; the
+    precision asked of `solve`)."""
     # a sweep point's errors come from the check order's default (it is not a parameter)
     exact = {f.name for f in dataclasses.fields(GaussHermite)} - {"check_order"}
     theory = {f.name for f in dataclasses.fields(ModelParams)} - {"variant"} | {"alpha", "branch"}
     variant = {"untied", "mask", "target_mask", "heads", "rotary"}
     variant |= {f.name for f in dataclasses.fields(Mixture)}
     method = {"method", "points", "randomisations", "qmc_seed", "device"}
-    assert set(PARAMETERS["theory"]) == theory | exact | variant | method
+    assert set(PARAMETERS["theory"]) == theory | exact | variant | method | {"precision"}
     model = {SIM_MODEL_NAMES.get(f.name, f.name) for f in dataclasses.fields(ModelParams)}
     model = model - {"variant"} | variant
     sim = {f.name for f in dataclasses.fields(SimConfig)} - {"positions", "params"} | model

@@ -27,7 +27,11 @@ def evaluate(kind: str, params: dict) -> dict:
         from ..theory.engine import solve_cold
         from .spec import theory_method, theory_model
 
-        out = solve_cold(p["alpha"], theory_model(p), p["branch"], theory_method(p)).as_dict()
+        model, method = theory_model(p), theory_method(p)
+        fixed = solve_cold(p["alpha"], model, p["branch"], method, p["precision"])
+        out = fixed.as_dict()
+        if p["precision"] is not None:  # the integration that answered, beside the point's own
+            out |= {f"{k}_used": v for k, v in fixed.method.columns().items() if k != "method"}
     else:
         from ..sim import SimulationWarning, simulate
         from .spec import sim_config
@@ -43,9 +47,10 @@ def evaluate(kind: str, params: dict) -> dict:
 
 def evaluate_many(kind: str, batch: list[dict]) -> list[dict]:
     """`evaluate` at every point of `batch`, in order; theory points solved together
-    (`theory.engine.solve_cold_many`: each result the one `evaluate` gives alone)."""
-    if kind != "theory":
-        return [evaluate(kind, params) for params in batch]
+    (`theory.engine.solve_cold_many`: each result the one `evaluate` gives alone), except
+    where a point asks for a precision (each climbs its own ladder)."""
+    if kind != "theory" or any(p["precision"] is not None for p in batch):
+        return [evaluate(kind, params) for params in batch]  # a precision: each its own ladder
     from ..theory.engine import solve_cold_many
     from .spec import theory_method, theory_model
 

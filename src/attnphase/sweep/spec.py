@@ -17,7 +17,9 @@ give the model's variant the same way (untied, clusters, label_correlation, clus
 the integration method by name (`method`: gauss-hermite, the default, with `order` and the
 solver options; qmc with `points`, `randomisations`, `qmc_seed` and the `device` it runs on);
 the variant and the QMC fields are hashed only away from their defaults, and the options of the
-method not chosen must stay at their defaults.
+method not chosen must stay at their defaults. A theory point's `precision` (none by default,
+hashed only when given) solves it again with finer integration until it is met, as `solve`
+does; the result's integration columns say what answered.
 
 Text syntax (the CLI's --grid/--set): `name=v1,v2` or `name=start:stop:num` for one-number
 parameters; for the multi-valued ones (`order`, `A`, `encodings`) a comma list is ONE value and
@@ -87,6 +89,7 @@ PARAMETERS: dict[str, dict[str, str]] = {
         "randomisations": "integer",
         "qmc_seed": "integer",
         "device": "name",
+        "precision": "real or none",
     },
     "simulation": {
         "d": "integer",
@@ -140,6 +143,7 @@ _HASHED_WHEN_ON = {
         "method": GaussHermite.name,
         **{name: getattr(QMC(), field) for field, name in QMC_FIELDS.items()},
         "device": QMC().device,
+        "precision": None,
     },
 }
 # theory: the integration method's name and the options that apply to it alone
@@ -179,6 +183,7 @@ def _defaults(kind: str) -> dict[str, Any]:
         out.update(_VARIANT_OFF, method=GaussHermite.name)
         out.update({name: getattr(QMC(), field) for field, name in QMC_FIELDS.items()})
         out["device"] = QMC().device
+        out["precision"] = None
         return out
     from ..sim import SimConfig
 
@@ -398,6 +403,10 @@ def _validate_theory(p: dict) -> None:
         _keep_defaults(p, SOLVER_OPTIONS, "qmc")
         attention_map(model.variant).check(model)
     theory_method(p)  # the method validates its own settings and solver options
+    if p["precision"] is not None:
+        from ..theory.precision import check_precision
+
+        p["precision"] = check_precision(p["precision"])
     p.update({k: getattr(model, k) for k in MODEL_FIELDS})
     p["A"], p["encodings"] = _nested_lists(model.A), _nested_lists(model.encodings)
     check_alpha(p["alpha"])

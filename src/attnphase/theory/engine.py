@@ -21,7 +21,7 @@ from .gauss_hermite.engine import exact_curve, solve_exact
 from .iterate import gather, run
 from .method import QMC, GaussHermite, Method, resolve_method
 from .overlaps import MatrixOverlaps
-from .precision import refine
+from .precision import PrecisionWarning, refine
 from .qmc.channel import moments_many
 from .qmc.engine import qmc_curve, solve_qmc, solve_qmc_steps
 from .result import ConvergenceError, NonConvergenceWarning, TheoryResult
@@ -131,10 +131,18 @@ def _check_precision_errors(m: Method, errors: bool) -> None:
         raise ValueError("precision: needs the errors (errors=True), which it is checked on")
 
 
-def solve_cold(alpha: float, p: ModelParams, branch: str, method: Method) -> TheoryResult:
+def solve_cold(
+    alpha: float, p: ModelParams, branch: str, method: Method, precision: float | None = None
+) -> TheoryResult:
     """One fixed point started cold on `branch` with the method's solver options, without
-    warnings (a sweep's point)."""
+    warnings (a sweep's point); precision: solved again with finer integration as `solve`
+    does (`theory.precision.refine`: a result short of it at the ladder's end says so in its
+    status)."""
     m = resolve_method(method, p)
+    if precision is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrecisionWarning)
+            return refine(lambda rung: [solve_cold(alpha, p, branch, rung)], m, precision)[0]
     if isinstance(m, GaussHermite):
         return solve_exact(alpha, p, None, branch, m)
     return solve_qmc(alpha, p, None, branch, m)

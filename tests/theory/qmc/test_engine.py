@@ -172,3 +172,21 @@ def test_a_rank_two_teacher_converges_and_its_scramblings_agree():
     norms = [np.linalg.norm(s.overlaps.theta) for s in r.solutions]
     assert max(norms) / min(norms) < 1.05
     assert np.min(np.abs(r.theta)) < 1e-12  # the teacher's frame: theta along one axis
+
+
+def test_an_unconverged_point_says_how_many_scramblings_failed_and_why():
+    """Each scrambling's failure counted (a set of their statuses read "converged; maximum
+    iterations reached" where one of four had not converged); the failures themselves, not
+    the status strings, are the engine's."""
+    import warnings
+
+    from attnphase.theory.qmc.engine import Solution, _scrambling_status
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = solve(1.5, ModelParams(), branch="semantic", method=QMC(64, 2, max_iter=3))
+    assert not r.converged and r.status == "maximum iterations reached on 2 of 2 scramblings"
+    done = Solution(None, None, {}, True, 10, (), "converged")
+    stuck = dataclasses.replace(done, converged=False, status="maximum iterations reached")
+    got = _scrambling_status([done, done, stuck], 4)
+    assert got == "maximum iterations reached on 1 of 4 scramblings; 1 not solved"

@@ -593,6 +593,19 @@ def solve_qmc(
     return run(steps, moments_many)
 
 
+def _scrambling_status(solutions: list[Solution], n: int) -> str:
+    """Why a fixed point over n scramblings is not converged: each failure with the number of
+    scramblings it ended, and those never solved (solving stops at the first failure)."""
+    counts: dict[str, int] = {}
+    for s in solutions:
+        if s.status != "converged":
+            counts[s.status] = counts.get(s.status, 0) + 1
+    parts = [f"{status} on {k} of {n} scramblings" for status, k in sorted(counts.items())]
+    if len(solutions) < n:
+        parts.append(f"{n - len(solutions)} not solved")
+    return "; ".join(parts)
+
+
 def solve_qmc_steps(
     alpha: float,
     p: ModelParams,
@@ -652,7 +665,7 @@ def solve_qmc_steps(
     ok = [s for s in solutions if s.overlaps is not None]
     converged = len(ok) == len(channels) and all(s.converged for s in solutions)
     values, errors = _summary(ok, p.mixture) if ok else ({}, {})
-    status = "converged" if converged else "; ".join(sorted({s.status for s in solutions}))
+    status = "converged" if converged else _scrambling_status(solutions, len(channels))
     return TheoryResult(
         alpha=alpha,
         params=p,

@@ -40,7 +40,6 @@ def test_rotary_positions_are_refused_before_any_work(monkeypatch):
     [
         (["--rope", "1", "--rank", "2"], "--rope"),
         (["--heads", "2", "--method", "continuation"], "--method"),
-        (["--heads", "2", "--rank", "2"], "--heads"),
         (["--heads", "2", "--mask", "causal"], "--heads"),
     ],
 )

@@ -37,6 +37,7 @@ from ..theory.branches import SIMPLEX_BRANCH
 from ..theory.overlaps import MatrixOverlaps
 from ..theory.precision import finer
 from ..theory.replicas import ReplicaScan, scan_replicas
+from ..transitions import above_precision
 from ..transitions.scan import SPINODAL_STEPS, replica_roots
 from .family import family_model
 from .settings import ScanSettings
@@ -135,19 +136,6 @@ def _transitions(
     return out, n_found
 
 
-def _short_of(values: dict[str, float], precision: float | None) -> list[str]:
-    """The transitions whose error is above `precision` times their value (none without a
-    precision; a transition absent from the window has nothing to refine)."""
-    if precision is None:
-        return []
-    return [
-        name
-        for name in ("alpha_c", "alpha_l")
-        if math.isfinite(values[name])
-        and not values[f"{name}_err"] <= precision * abs(values[name])
-    ]
-
-
 def _next_rung(method: Method, s: ScanSettings, precision_short: bool) -> Method | None:
     """The precision ladder's next integration: QMC points doubled up to s.budget, the
     Gauss-Hermite orders raised (`theory.precision.finer`) where a precision is not met."""
@@ -170,7 +158,8 @@ def _agreed_scan(
             scan = scan_replicas(p, alphas, method, positional=positional, progress=progress)
             per = [replica_roots(alphas, r, scan.eps_lin) for r in scan.replicas]
         split = disagreements(alphas, per) if isinstance(method, QMC) else []
-        short = _short_of(_transitions(method, scan, per)[0], s.precision)
+        values = _transitions(method, scan, per)[0]
+        short = [] if s.precision is None else above_precision(values, s.precision)
         if not split and not short:
             return method, scan, per, split, short
         rung = _next_rung(method, s, bool(short))

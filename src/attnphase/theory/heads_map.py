@@ -60,7 +60,7 @@ class HeadsMap(TiedMap):
         for a in range(self.heads):
             cols = slice(a * r, (a + 1) * r)
             U[cols, cols] = matched_eigenvectors(o.q[cols, cols])
-        return MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
+        return o.rotated(U)
 
     def positional_column(self, branch: str, width: int) -> int:
         """The first column of head 1 (positional) or of head 2 (mixed: head 1 semantic)."""

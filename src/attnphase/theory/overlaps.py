@@ -24,6 +24,13 @@ class MatrixOverlaps:
     theta: np.ndarray
     V: np.ndarray
 
+    def rotated(self, U: np.ndarray) -> MatrixOverlaps:
+        """The overlaps of the student Q U (U orthogonal r x r): q -> U^T q U, M -> M U,
+        theta -> theta U, V -> U^T V U."""
+        return MatrixOverlaps(
+            q=U.T @ self.q @ U, M=self.M @ U, theta=self.theta @ U, V=U.T @ self.V @ U
+        )
+
 
 @dataclass(frozen=True)
 class MatrixHats:

@@ -78,4 +78,4 @@ class RotaryMap(TiedMap):
                     c, s = v / np.linalg.norm(v)
                     R[np.ix_(cols, cols)] = [[c, -s], [s, c]]
                     break
-        return MatrixOverlaps(q=R.T @ o.q @ R, M=o.M @ R, theta=o.theta @ R, V=R.T @ o.V @ R)
+        return o.rotated(R)

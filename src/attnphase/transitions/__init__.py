@@ -10,7 +10,7 @@ error from independent scramblings). `find_transitions` scans a grid of alpha at
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -87,14 +87,21 @@ def find_transitions(
     )
 
 
+def above_precision(values: Mapping[str, float], precision: float) -> list[str]:
+    """Which of alpha_c and alpha_l (`values` holds them and their `_err`) have an error above
+    `precision` times their value; a transition absent from the window (NaN) has nothing to
+    refine, a NaN error does not meet it."""
+    return [
+        name
+        for name in ("alpha_c", "alpha_l")
+        if np.isfinite(values[name]) and not values[f"{name}_err"] <= precision * abs(values[name])
+    ]
+
+
 def meets_precision(tr: Transitions, precision: float) -> bool:
-    """Whether alpha_c and alpha_l each have an error at most `precision` times their value; a
-    transition absent from the window (NaN) has nothing to refine, a NaN error does not meet
-    it."""
-    for value, error in ((tr.alpha_c, tr.alpha_c_err), (tr.alpha_l, tr.alpha_l_err)):
-        if np.isfinite(value) and not error <= precision * abs(value):
-            return False
-    return True
+    """Whether alpha_c and alpha_l each have an error at most `precision` times their value
+    (`above_precision`)."""
+    return not above_precision(vars(tr), precision)
 
 
 def _refined(
@@ -130,6 +137,7 @@ def _refined(
 __all__ = [
     "TRANSITION_POINTS",
     "Transitions",
+    "above_precision",
     "bracket_sign_changes",
     "find_transitions",
     "meets_precision",

@@ -12,6 +12,7 @@ small-sample fixed points instead would bias the result).
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -272,7 +273,7 @@ def canonical(o: ge.MatrixOverlaps, variant: Variant = TIED) -> ge.MatrixOverlap
     if not amap.rotations:
         return amap.frame(o)
     U = matched_eigenvectors(o.q)
-    return ge.MatrixOverlaps(q=U.T @ o.q @ U, M=o.M @ U, theta=o.theta @ U, V=U.T @ o.V @ U)
+    return o.rotated(U)
 
 
 def teacher_frame(o: ge.MatrixOverlaps) -> ge.MatrixOverlaps:
@@ -596,10 +597,7 @@ def solve_qmc(
 def _scrambling_status(solutions: list[Solution], n: int) -> str:
     """Why a fixed point over n scramblings is not converged: each failure with the number of
     scramblings it ended, and those never solved (solving stops at the first failure)."""
-    counts: dict[str, int] = {}
-    for s in solutions:
-        if s.status != "converged":
-            counts[s.status] = counts.get(s.status, 0) + 1
+    counts = Counter(s.status for s in solutions if s.status != "converged")
     parts = [f"{status} on {k} of {n} scramblings" for status, k in sorted(counts.items())]
     if len(solutions) < n:
         parts.append(f"{n - len(solutions)} not solved")

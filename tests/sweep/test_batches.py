@@ -124,6 +124,8 @@ def test_a_theory_points_precision_is_hashed_where_given_and_climbs_the_ladder()
     assert run_id("theory", {**qmc, "precision": 0.02}) != run_id("theory", qmc)
     with pytest.raises(ValueError, match="precision must be a number in"):
         canonical_point("theory", {**qmc, "precision": 1.5})
+    with pytest.raises(ValueError, match="precision must be at least the solver's tolerance"):
+        canonical_point("theory", {**qmc, "precision": 1e-300})
     plain = evaluate("theory", canonical_point("theory", qmc))
     assert "points_used" not in plain
     got = evaluate("theory", canonical_point("theory", {**qmc, "precision": 0.02}))

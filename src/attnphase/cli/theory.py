@@ -203,6 +203,24 @@ def warn_duration(p: ModelParams, method: Method, points: int = 1) -> None:
         )
 
 
+def warn_ladder(p: ModelParams, method: Method, points: int, precision: float) -> None:
+    """One line on stderr when a precision never met (the whole ladder of finer integrations,
+    `theory.precision.ladder`) would take over WARN_SECONDS: the worst case, said up front."""
+    from ..theory.precision import ladder
+
+    rungs = ladder(method)
+    seconds = sum(request_seconds(p, rung, points) for rung in rungs)
+    if len(rungs) > 1 and seconds > WARN_SECONDS:
+        last = rungs[-1].settings()
+        setting = f"{last['points']} points" if "points" in last else f"order {last['order']}"
+        typer.secho(
+            f"warning: --precision: should the errors stay above {precision:g}, the integration "
+            f"is refined up to {setting}: up to roughly {seconds / 60:.3g} min in all",
+            err=True,
+            fg="yellow",
+        )
+
+
 @app.command(**command_help("theory"))
 def theory(
     ctx: typer.Context,
@@ -314,7 +332,7 @@ def theory(
             from ..theory.precision import check_precision
 
             try:
-                check_precision(precision)
+                check_precision(precision, method.tol)
             except ValueError as err:
                 raise usage(err) from None
             if stability:
@@ -330,6 +348,8 @@ def theory(
     except UsageError as err:
         fail(err)
     warn_duration(p, method, len(alphas) * len(branches))
+    if precision is not None:
+        warn_ladder(p, method, len(alphas) * len(branches), precision)
     from ..theory import learning_curves
     from ..validity.stability import learning_curves_with_stability
 

@@ -208,7 +208,7 @@ def transition(
             from ..theory.precision import check_precision
 
             try:
-                check_precision(precision)
+                check_precision(precision, integration.tol)
             except ValueError as err:
                 raise usage(err) from None
             if method == "continuation":

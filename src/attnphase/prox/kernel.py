@@ -131,9 +131,19 @@ def newton(h, w, Vinv, K, Knz, Cm, c, gtol, max_iter, floor, form, work):
             t *= 0.5
         if not accepted:
             return f, False
-        h[:, :] = trial
+        copy_into(h, trial)
         f = ft
     return f, False
+
+
+@njit_cached()
+def copy_into(dst, src):
+    """dst = src for two L x r arrays, element by element (a slice assignment would compile
+    numba's shape-mismatch error message, a fifth of the kernel's compile time)."""
+    L, r = dst.shape
+    for a in range(L):
+        for b in range(r):
+            dst[a, b] = src[a, b]
 
 
 @njit_cached()
@@ -209,7 +219,7 @@ def global_prox_kernel(
             best = np.inf
             for s in range(S_ + n_keep):
                 if s < S_:
-                    h[:, :] = starts[i, s]
+                    copy_into(h, starts[i, s])
                 else:
                     if s == S_:
                         g0 = loss(wi, Ki, Cmi, ci, S, form)
@@ -222,7 +232,7 @@ def global_prox_kernel(
                 f, stat = newton(h, wi, Vi, Ki, Knz, Cmi, ci, gtol, max_iter, floor, form, work)
                 if f < best:
                     best = f
-                    out_h[i] = h
+                    copy_into(out_h[i], h)
                     out_f[i] = f
                     out_start[i] = s
                     out_stat[i] = stat

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..params import check_alpha, check_int
-from ..theory.method import QMC
+from ..theory.method import QMC, GaussHermite
 from ..theory.precision import check_precision
 from .family import family_model
 
@@ -58,7 +58,8 @@ class ScanSettings:
         randomisations = check_int("randomisations", self.randomisations, minimum=2)
         object.__setattr__(self, "randomisations", randomisations)
         if self.precision is not None:
-            object.__setattr__(self, "precision", check_precision(self.precision))
+            floor = min(GaussHermite.tol, QMC.tol)  # either may answer (L = 2: Gauss-Hermite)
+            object.__setattr__(self, "precision", check_precision(self.precision, floor))
 
     @property
     def budget(self) -> int:

@@ -402,11 +402,11 @@ def _validate_theory(p: dict) -> None:
     else:
         _keep_defaults(p, SOLVER_OPTIONS, "qmc")
         attention_map(model.variant).check(model)
-    theory_method(p)  # the method validates its own settings and solver options
+    method = theory_method(p)  # the method validates its own settings and solver options
     if p["precision"] is not None:
         from ..theory.precision import check_precision
 
-        p["precision"] = check_precision(p["precision"])
+        p["precision"] = check_precision(p["precision"], method.tol)
     p.update({k: getattr(model, k) for k in MODEL_FIELDS})
     p["A"], p["encodings"] = _nested_lists(model.A), _nested_lists(model.encodings)
     check_alpha(p["alpha"])

@@ -32,15 +32,31 @@ class PrecisionWarning(UserWarning):
     """The budget ran out before the errors met the requested precision."""
 
 
-def check_precision(precision: float) -> float:
-    """`precision` as a float in (0, 1); ValueError naming it otherwise."""
+def check_precision(precision: float, tol: float | None = None) -> float:
+    """`precision` as a float in (0, 1), and at least the solver's tolerance `tol` where given
+    (no error is certified below the fixed point's own residual: such a target would climb the
+    whole ladder to the budget's end); ValueError naming it otherwise."""
     try:
         value = float(precision)
     except (TypeError, ValueError):
         raise ValueError(f"precision must be a number in (0, 1), got {precision!r}") from None
     if not 0.0 < value < 1.0:
         raise ValueError(f"precision must be a number in (0, 1), got {precision!r}")
+    if tol is not None and value < tol:
+        raise ValueError(
+            f"precision must be at least the solver's tolerance tol = {tol:g} (no error is "
+            f"certified below the fixed point's own residual), got {precision!r}"
+        )
     return value
+
+
+def ladder(method: Method) -> list[Method]:
+    """`method` and every finer integration after it (`finer`) to the budget's end: what a
+    precision that is never met runs through."""
+    rungs = [method]
+    while (nxt := finer(rungs[-1])) is not None:
+        rungs.append(nxt)
+    return rungs
 
 
 def finer(method: Method) -> Method | None:
@@ -99,7 +115,7 @@ def refine(
     """compute(method), then compute(finer(method)), ... until every result's
     `relative_error` is at most `precision` or the ladder ends: then the last results, their
     status saying what was reached, and a PrecisionWarning."""
-    precision = check_precision(precision)
+    precision = check_precision(precision, method.tol)
     results = compute(method)
     while max(relative_error(r) for r in results) > precision:
         nxt = finer(method)

@@ -77,6 +77,8 @@ def find_transitions(
     num = check_int("num", num, minimum=3)
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, num)]
     m = resolve_method(method, p, QMC(points=TRANSITION_POINTS))
+    if precision is not None:
+        precision = check_precision(precision, m.tol)
     if m.averages_replicas:
         check_int("randomisations", len(m.replicas()), minimum=2)
     result = scan_alphas(p, alphas, m, progress=progress)

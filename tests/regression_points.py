@@ -134,6 +134,7 @@ def _transitions(omega):
         alpha_max=2.5,
         num=12,
         method=GaussHermite((24, 8)),
+        approach="scan",
     )
     keys = ("alpha_c", "alpha_c_err", "alpha_l", "alpha_l_err")
     keys += ("spinodal_semantic", "spinodal_positional")

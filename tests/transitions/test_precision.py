@@ -86,7 +86,23 @@ def test_a_table_of_scans_refines_each_value_and_says_with_what():
     (row,) = table.to_dict("records")
     assert row["points"] == 512 and row["method"] == "scan"
     assert row["alpha_c_err"] <= 0.04 * row["alpha_c"]
-    with pytest.raises(ValueError, match="precision: the continuation follows the lines"):
-        transition_table(
-            ModelParams(), [0.3], approach="continuation", method=QMC(256, 2), precision=0.04
-        )
+
+
+def test_lines_are_followed_again_at_finer_orders_until_they_meet_it(monkeypatch, tmp_path):
+    """The continuation to a precision, from order (32, 12) checked at (24, 8): relative errors
+    3.4e-4 (alpha_c) and 4.9e-4 (alpha_l) there, 1.8e-4 and 3.4e-4 at (64, 24) checked at
+    (32, 12) (measured), so 4e-4 takes one step of the ladder and 1e-4 more than the two
+    rungs this test allows, which ends with the warning and the last rung's row. The second
+    table resumes the first's points from the store."""
+    from attnphase import GaussHermite
+
+    monkeypatch.setattr(precision_module, "ORDER_LADDER", ((64, 24),))
+    store = tmp_path / "lines.sqlite"
+    kw = dict(approach="continuation", method=GaussHermite((32, 12), (24, 8)), workers=1)
+    kw |= dict(alpha_min=1.0, alpha_max=1.8, lines=("alpha_c", "alpha_l"), store=store)
+    (met,) = transition_table(ModelParams(), [0.3], precision=4e-4, **kw).to_dict("records")
+    assert (met["n_xi"], met["n_y"], met["check_n_xi"]) == (64, 24, 32)
+    assert met["alpha_l_err"] <= 4e-4 * met["alpha_l"] and met["method"] == "continuation"
+    with pytest.warns(PrecisionWarning, match="precision 0.0001 not reached at 0.3"):
+        (short,) = transition_table(ModelParams(), [0.3], precision=1e-4, **kw).to_dict("records")
+    assert short["alpha_l"] == met["alpha_l"] and short["n_xi"] == 64

@@ -122,8 +122,9 @@ def transition(
     precision: Annotated[
         float | None,
         typer.Option(
-            help="scan again with finer integration until the errors of alpha_c and alpha_l "
-            "are at most this fraction of their value (a scan)"
+            help="solve again with finer integration until the errors of alpha_c and alpha_l "
+            "are at most this fraction of their value (each value scanned again, or every "
+            "line followed again)"
         ),
     ] = None,
     store: Annotated[
@@ -211,20 +212,14 @@ def transition(
                 check_precision(precision, integration.tol)
             except ValueError as err:
                 raise usage(err) from None
-            if method == "continuation":
-                raise UsageError(
-                    "--precision: applies to a scan (--method scan or auto); the continuation "
-                    "follows the lines at one integration"
-                )
-        refined = integration.averages_replicas or precision is not None
-        scanned = method == "scan" or (method == "auto" and refined)
+        scanned = method == "scan" or (method == "auto" and integration.averages_replicas)
         if scanned:  # two branches at num alphas for every value
             check_request(p, integration, 2 * num * len(values), "--num")
             refuse_ignored(
                 ctx,
                 ("store", "lines", "workers", "scheduler"),
                 "applies to the continuation of the lines; this run scans (--method scan, or "
-                "auto with --engine qmc or --precision), which follows no line and stores nothing",
+                "auto with --engine qmc), which follows no line and stores nothing",
             )
         else:
             refuse_ignored(ctx, ("num",), "applies to a scan; this run follows the lines")

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from .._core.lazy import lazy_getattr
 from ..params import ModelParams, check_int
-from ..theory import QMC, Method, resolve_method
+from ..theory import QMC, GaussHermite, Method, resolve_method
 from .record import Transitions
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 TRANSITION_POINTS = 4096  # per scrambling (QMC): alpha_c to ~1e-3 at L=3, omega=0.3
+APPROACHES = ("auto", "direct", "scan")  # of find_transitions
 
 
 def find_transitions(
@@ -42,15 +43,21 @@ def find_transitions(
     method: Method | str = "auto",
     progress: bool = False,
     precision: float | None = None,
+    approach: str = "auto",
 ) -> Transitions:
-    """alpha_c, alpha_l (docs/theory.md §5) and the spinodals on [alpha_min, alpha_max], the
-    branches followed on a grid of `num` alphas. method "auto": `GaussHermite()` for the
-    paper's L=2 case (errors from its `check_order`), `QMC(points=TRANSITION_POINTS)`
-    otherwise (errors from the spread over scramblings: at least 2). precision: scanned again
-    with finer integration (`theory.precision.finer`: QMC points doubled, Gauss-Hermite orders
-    raised) until alpha_c_err and alpha_l_err are each at most this fraction of their
-    transition (`meets_precision`), the method given being the first rung; where the ladder
-    ends first, the last answer with a PrecisionWarning (its `method` says what was used).
+    """alpha_c, alpha_l (docs/theory.md §5) and the spinodals on [alpha_min, alpha_max].
+    method "auto": `GaussHermite()` for the paper's L=2 case (errors from its `check_order`),
+    `QMC(points=TRANSITION_POINTS)` otherwise (errors from the spread over scramblings: at
+    least 2). approach "scan": the branches followed on a grid of `num` alphas, each root
+    refined between its grid points; "direct" (Gauss-Hermite only): each transition solved by
+    Newton on its defining system from one coarse scan (`direct`; several times faster, the
+    same roots within their errors), the scan where that cannot be trusted (with a warning);
+    "auto": direct with Gauss-Hermite (silently scanning where it cannot be trusted), the scan
+    with QMC. precision: solved again with finer integration (`theory.precision.finer`: QMC
+    points doubled, Gauss-Hermite orders raised) until alpha_c_err and alpha_l_err are each at
+    most this fraction of their transition (`meets_precision`), the method given being the
+    first rung; where the ladder ends first, the last answer with a PrecisionWarning (its
+    `method` says what was used).
 
     Examples
     --------
@@ -67,9 +74,12 @@ def find_transitions(
     True
     """
     from ..theory.precision import check_precision
+    from .direct import direct_transitions
     from .scan import scan_alphas
 
     p = params if params is not None else ModelParams()
+    if approach not in APPROACHES:
+        raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
     if precision is not None:
         precision = check_precision(precision)
     if not 0 < alpha_min < alpha_max or not np.isfinite(alpha_max):
@@ -81,12 +91,23 @@ def find_transitions(
         precision = check_precision(precision, m.tol)
     if m.averages_replicas:
         check_int("randomisations", len(m.replicas()), minimum=2)
-    result = scan_alphas(p, alphas, m, progress=progress)
-    if precision is None:
-        return result
-    return _refined(
-        result, precision, lambda method: scan_alphas(p, alphas, method, progress=progress)
-    )
+        if approach == "direct":
+            raise ValueError(
+                "approach: 'direct' solves with the Gauss-Hermite method (the exact L = 2 "
+                f"channel), got {m.name}; scan instead"
+            )
+
+    def compute(method: Method) -> Transitions:
+        if approach != "scan" and not method.averages_replicas:
+            found = direct_transitions(p, cast(GaussHermite, method), alpha_min, alpha_max)
+            if isinstance(found, Transitions):
+                return found
+            if approach == "direct":
+                warnings.warn(f"approach 'direct': {found}; scanned instead", stacklevel=3)
+        return scan_alphas(p, alphas, method, progress=progress)
+
+    result = compute(m)
+    return result if precision is None else _refined(result, precision, compute)
 
 
 def above_precision(values: Mapping[str, float], precision: float) -> list[str]:

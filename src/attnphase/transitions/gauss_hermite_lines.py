@@ -39,21 +39,27 @@ class FirstPoint:
     spinodal_semantic: float
     spinodal_positional: float
     states: dict  # (branch, alpha) -> overlaps (q, m, V, theta) on that branch
+    # why the roots above may miss a transition (`scan_doubts`); empty where none is seen
+    doubts: tuple[str, ...] = ()
 
 
-def first_point(p: ModelParams, alpha_min: float, alpha_max: float, order=SCAN_ORDER) -> FirstPoint:
+def first_point(
+    p: ModelParams, alpha_min: float, alpha_max: float, order=SCAN_ORDER, working=None
+) -> FirstPoint:
     """Both branches on a SCAN_NUM-point alpha grid at `order`: each root is the linear
     interpolation of its first sign change on the grid (alpha_c: training losses; alpha_l:
     the semantic branch's eps_g - eps_lin), each spinodal the grid alpha where its branch is
     last seen before it ends inside the grid (NaN where it does not); Newton refines them at
-    the working order."""
+    the working order. A grid alpha where a curve left its branch between two where it is on
+    it is solved again at the `working` order (default `order`) from the branch's state at the
+    grid alpha before (`_fill_holes`)."""
     from ..theory import learning_curve
 
     alphas = [float(a) for a in np.linspace(alpha_min, alpha_max, SCAN_NUM)]
     sem = learning_curve(alphas, p, branch="semantic", method=GaussHermite(order), errors=False)
     pos = learning_curve(alphas, p, branch="positional", method=GaussHermite(order), errors=False)
-    on_s = [_on(r, "semantic") for r in sem]
-    on_p = [_on(r, "positional") for r in pos]
+    on_s = _fill_holes(p, "semantic", sem, working or order)
+    on_p = _fill_holes(p, "positional", pos, working or order)
     nan = math.nan
     gap, lin = [], []
     for s, q, s_ok, p_ok in zip(sem, pos, on_s, on_p, strict=True):
@@ -73,7 +79,58 @@ def first_point(p: ModelParams, alpha_min: float, alpha_max: float, order=SCAN_O
         alphas[first] if first > 0 else nan,
         alphas[last] if last < len(alphas) - 1 else nan,
         states,
+        scan_doubts(alphas, sem, pos, on_s, on_p),
     )
+
+
+def _fill_holes(p: ModelParams, branch: str, curve: list, order) -> list[bool]:
+    """Which points of `curve` (fixed points along the grid) lie on `branch`, after solving
+    again (in place, at `order`) each point off it between two on it, warm from the point
+    before: at a coarse order the solver can lose a branch at one alpha and find it at the next
+    (omega 0.1, the positional branch at alpha 0.66: 447 iterations without converging at
+    (16, 8), converged in 139 at (24, 8))."""
+    from ..theory import solve
+
+    on = [_on(r, branch) for r in curve]
+    found = [i for i, ok in enumerate(on) if ok]
+    for i in range(found[0] + 1, found[-1]) if found else ():
+        if not on[i] and on[i - 1]:
+            r = curve[i - 1]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NonConvergenceWarning)
+                again = solve(
+                    curve[i].alpha,
+                    p,
+                    start=(r.q, r.m, r.V, r.theta),
+                    method=GaussHermite(order),
+                    branch=branch,
+                    errors=False,
+                )
+            if _on(again, branch):
+                curve[i], on[i] = again, True
+    return on
+
+
+def scan_doubts(alphas: list[float], sem: list, pos: list, on_s: list, on_p: list) -> tuple:
+    """Why the start scan's roots may miss a transition: a branch not found at a grid alpha
+    between two where it is (a root of the losses' gap may hide in the hole), or the positional
+    branch as the global minimum with eps_g below eps_lin (alpha_l may then lie on it, where
+    the lines do not look)."""
+    doubts = []
+    for branch, on in (("semantic", on_s), ("positional", on_p)):
+        found = [i for i, ok in enumerate(on) if ok]
+        holes = [alphas[i] for i in range(found[0], found[-1]) if not on[i]] if found else []
+        if holes:
+            doubts.append(
+                f"the {branch} branch is not found at alpha {holes[0]:.4g}, between grid "
+                "alphas where it is"
+            )
+    if any(
+        p_ok and (not s_ok or q.train_loss <= s.train_loss) and q.test_error < q.linear_test_error
+        for s, q, s_ok, p_ok in zip(sem, pos, on_s, on_p, strict=True)
+    ):
+        doubts.append("the positional branch is the global minimum below eps_lin")
+    return tuple(doubts)
 
 
 def _state_near(p, branch, alpha, fp: FirstPoint, order) -> np.ndarray | None:
@@ -137,15 +194,25 @@ class GaussHermiteLines:
         return gauss_hermite_line_starts(self, s0, alpha_min, alpha_max)
 
 
+def scan_order(order: tuple[int, int]) -> tuple[int, int]:
+    """The order of the start scan: SCAN_ORDER, or the working `order` where it is coarser."""
+    return (min(SCAN_ORDER[0], order[0]), min(SCAN_ORDER[1], order[1]))
+
+
 def gauss_hermite_line_starts(
-    lines: GaussHermiteLines, s0: float, alpha_min: float, alpha_max: float
+    lines: GaussHermiteLines,
+    s0: float,
+    alpha_min: float,
+    alpha_max: float,
+    fp: FirstPoint | None = None,
 ) -> dict[str, tuple | str]:
     """For each line, its start at s0 ((z0,) for alpha_c/alpha_l, (t0, z0) for a spinodal) or
-    the reason it has none in [alpha_min, alpha_max]."""
+    the reason it has none in [alpha_min, alpha_max]; `fp`: the start scan at s0, where it is
+    already done (`first_point` at `scan_order`)."""
     p0 = lines.path(s0)
-    scan_order = tuple(min(a, b) for a, b in zip(SCAN_ORDER, lines.order, strict=True))
-    fp = first_point(p0, alpha_min, alpha_max, scan_order)
-    order = scan_order  # the states too: Newton takes them to the working order
+    order = scan_order(lines.order)  # the states too: Newton takes them to the working order
+    if fp is None:
+        fp = first_point(p0, alpha_min, alpha_max, order, lines.order)
     starts: dict[str, tuple | str] = {}
     xs = _state_near(p0, "semantic", fp.alpha_c, fp, order)
     xp = _state_near(p0, "positional", fp.alpha_c, fp, order)

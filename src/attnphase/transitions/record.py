@@ -17,13 +17,17 @@ class Transitions:
     between two quadrature orders (`order`, `check_order`); QMC, the standard error of the
     roots found on `randomisations` independent scramblings of `points` points each (the
     integration error), combined with eps_lin's own integration error for alpha_l.
-    The spinodals carry no error estimate: they move with the integration accuracy and the
-    alpha grid (Gauss-Hermite, omega = 0.3, 24-point grid on [0.2, 2.5]: 0.7266 at order (24, 8),
-    0.7219 at (32, 12), 0.7203 at (64, 24); `studies/transitions_table.py`).
-
-    spinodal_semantic: smallest alpha where the semantic branch exists (bisection to 1/64 of the
-    grid step); spinodal_positional: largest alpha where the positional branch exists (QMC:
-    the mean over the scramblings where it lies in the window).
+    The spinodals carry no error estimate. spinodal_semantic: smallest alpha where the
+    semantic branch exists; spinodal_positional: largest alpha where the positional branch
+    exists. Solved directly (Gauss-Hermite's default), each is the end of its branch solved by
+    Newton (a fold, or the bifurcation where the branch meets the trivial fixed point). Scanned,
+    it is where the fixed-point iteration still finds the branch, by bisection to 1/64 of the
+    grid step (QMC: the mean over the scramblings where it lies in the window); the iteration
+    loses a branch before its end, so the scan's spinodals lie inside the direct ones (omega
+    0.3: 0.7203 against 0.7185; omega 0.1: 0.5766 against 0.5550 and 1.2234 against 1.2820,
+    order (64, 24)), and they move with the accuracy and the grid (omega 0.3, 24-point grid on
+    [0.2, 2.5]: 0.7266 at order (24, 8), 0.7219 at (32, 12), 0.7203 at (64, 24);
+    `studies/transitions_table.py`).
 
     alpha_c_interpolated / alpha_l_interpolated: a root is a linear interpolation between grid
     points (Brent's refinement could not solve the branch inside the bracket). Its error bound

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def _scan_rows(p, values, parameter, progress, **scan) -> list[dict]:
 
     rows = []
     for s in progress_bar(values, desc="transition scans", enabled=progress):
-        t = find_transitions(p.with_value(parameter, s), **scan)
+        t = find_transitions(p.with_value(parameter, s), approach="scan", **scan)
         # the integration that answered (with a precision, refined per value)
         row: dict = {parameter: s, **{k: v for k, v in t.method.columns().items() if k != "method"}}
         for name in LINES:
@@ -77,6 +78,36 @@ def _scan_rows(p, values, parameter, progress, **scan) -> list[dict]:
             row[f"{name}_evaluations"] = 0
         rows.append(row)
     return rows
+
+
+def _refined_lines(
+    follow: Callable[[Method], pd.DataFrame], method: Method, precision: float
+) -> pd.DataFrame:
+    """The lines followed at `method`, then again at each `finer` integration while a value's
+    alpha_c or alpha_l misses `precision` (`above_precision`): each row is that of the first
+    integration at which it met the precision, or of the last one, with a PrecisionWarning
+    naming the values the budget left short. Every value is followed again, not only those
+    short of the target: a line is continued through its values."""
+    from ..theory.precision import PrecisionWarning, finer
+    from . import above_precision
+
+    rows = follow(method).to_dict("records")
+    while short := [i for i, row in enumerate(rows) if above_precision(row, precision)]:
+        nxt = finer(method)
+        if nxt is None:
+            values = ", ".join(f"{next(iter(rows[i].values())):g}" for i in short)
+            warnings.warn(
+                f"precision {precision:g} not reached at {values} at the budget's end "
+                f"({method.settings()})",
+                PrecisionWarning,
+                stacklevel=3,
+            )
+            break
+        method = nxt
+        again = follow(method).to_dict("records")
+        for i in short:
+            rows[i] = again[i]
+    return pd.DataFrame(rows)
 
 
 @contextmanager
@@ -131,12 +162,7 @@ def transition_table(
         p.with_value(parameter, s)  # ModelParams validates every value before any work
     m = resolve_method(method, p, QMC(points=TRANSITION_POINTS))
     if approach == "auto":  # following the lines on every scrambling costs more than a scan
-        approach = "scan" if m.averages_replicas or precision is not None else "continuation"
-    if precision is not None and approach != "scan":
-        raise ValueError(
-            "precision: the continuation follows the lines at one integration; scan them "
-            "(approach 'scan' or 'auto') to refine each value to a precision"
-        )
+        approach = "scan" if m.averages_replicas else "continuation"
     if approach == "scan":
         rows = _scan_rows(
             p,
@@ -153,20 +179,28 @@ def transition_table(
     else:
         backend = "dask" if scheduler else ("process" if workers > 1 else "serial")
         with tempfile.TemporaryDirectory() as tmp, _kept_only_in(store):
-            df = stored_lines(
-                p,
-                values,
-                parameter=parameter,
-                alpha_min=alpha_min,
-                alpha_max=alpha_max,
-                method=m,
-                store=Path(store) if store is not None else Path(tmp) / "lines.sqlite",
-                names=lines,
-                workers=workers,
-                backend=backend,
-                scheduler=scheduler,
-                progress=progress,
-            )
+
+            def follow(method: Method) -> pd.DataFrame:
+                df = stored_lines(
+                    p,
+                    values,
+                    parameter=parameter,
+                    alpha_min=alpha_min,
+                    alpha_max=alpha_max,
+                    method=method,
+                    store=Path(store) if store is not None else Path(tmp) / "lines.sqlite",
+                    names=lines,
+                    workers=workers,
+                    backend=backend,
+                    scheduler=scheduler,
+                    progress=progress,
+                )
+                for k, v in method.columns().items():  # the integration that answered
+                    if k != "method":
+                        df[k] = v
+                return df
+
+            df = follow(m) if precision is None else _refined_lines(follow, m, precision)
     if approach == "continuation":
         df = _global_minimum_alpha_l(df)
     df["status"] = [_summary(r) for r in df.to_dict("records")]

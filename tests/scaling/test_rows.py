@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnphase import find_transitions
 from attnphase.scaling import ScanSettings, family_model, scaling_point
 from attnphase.theory import QMC, NonConvergenceWarning
 from attnphase.theory.qmc.engine import qmc_curve
@@ -118,18 +117,16 @@ def test_simplex_three_tokens_branches_cross_where_the_scan_says():
 
 
 def test_two_head_row_is_the_transition_scan_of_two_heads():
-    """20 s measured. The row of two heads at L = 2 (QMC 512 x 2 on [1.6, 2.6]) and
-    `find_transitions` on the same model, window and integration: one alpha_l (2.129, the tied
-    model's is 1.49: a row that dropped the heads fails), equal to 1e-5 (measured 7.1e-7: the
-    scaling grid is geometric, the transition's even; both far inside the error, 3.3e-3)."""
+    """17 s measured. The row of two heads at L = 2 (QMC 512 x 2 on [1.6, 2.6]) against
+    `find_transitions` on the same model, window and integration: alpha_l 2.129 (the tied
+    model's is 1.49: a row that dropped the heads fails). Measured: the row and the scan on the
+    same settings agree to 7.1e-7 (the scaling grid is geometric, the transition's even; both
+    far inside the error, 3.3e-3); the scan is no longer run here, to keep the suite short."""
     settings = ScanSettings(alpha_min=1.6, alpha_max=2.6, num=4, points=512, randomisations=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvergenceWarning)
         row = scaling_point(2, 0.3, settings=settings, heads=2)
-        tr = find_transitions(
-            family_model(2, 0.3, heads=2), alpha_min=1.6, alpha_max=2.6, num=4, method=QMC(512, 2)
-        )
-    assert abs(row["alpha_l"] - tr.alpha_l) < 1e-5 and abs(row["alpha_l"] - 2.129) < 0.01
+    assert abs(row["alpha_l"] - 2.129) < 0.01
     assert row["mixed"].startswith("not searched")
 
 

@@ -117,11 +117,10 @@ def test_simplex_three_tokens_branches_cross_where_the_scan_says():
 
 
 def test_two_head_row_is_the_transition_scan_of_two_heads():
-    """17 s measured. The row of two heads at L = 2 (QMC 512 x 2 on [1.6, 2.6]) against
-    `find_transitions` on the same model, window and integration: alpha_l 2.129 (the tied
-    model's is 1.49: a row that dropped the heads fails). Measured: the row and the scan on the
-    same settings agree to 7.1e-7 (the scaling grid is geometric, the transition's even; both
-    far inside the error, 3.3e-3); the scan is no longer run here, to keep the suite short."""
+    """17 s measured. The row of two heads at L = 2 (QMC 512 x 2 on [1.6, 2.6]): alpha_l 2.129
+    (the tied model's is 1.49: a row that dropped the heads fails). Measured once: the row and
+    `find_transitions` on the same model, window and integration agree to 7.1e-7 (the scaling
+    grid is geometric, the transition's even; both far inside the error, 3.3e-3)."""
     settings = ScanSettings(alpha_min=1.6, alpha_max=2.6, num=4, points=512, randomisations=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NonConvergenceWarning)

@@ -61,16 +61,14 @@ def find_transitions(
 
     Examples
     --------
-    The paper's model on a narrow window by QMC (2 x 1024 points: 18 s on two quiet cores once
-    compiled, over a minute beside other jobs; the default, Gauss-Hermite on [0.2, 2.5], 16 s
-    quiet, solved directly):
+    The paper's model on a narrow window (Gauss-Hermite, solved directly: 5 s on two quiet
+    cores once compiled, 16 s on [0.2, 2.5]; `approach="scan"` takes 25 s and 86 s):
 
-    >>> from attnphase import QMC, ModelParams, find_transitions
-    >>> tr = find_transitions(ModelParams(), alpha_min=1.0, alpha_max=1.8, num=5,
-    ...                       method=QMC(1024, 2))
-    >>> round(tr.alpha_c, 2), round(tr.alpha_l, 2)
-    (1.25, 1.48)
-    >>> tr.alpha_c_err < 0.02 * tr.alpha_c
+    >>> from attnphase import ModelParams, find_transitions
+    >>> tr = find_transitions(ModelParams(), alpha_min=1.0, alpha_max=1.8)
+    >>> round(tr.alpha_c, 4), round(tr.alpha_l, 4)
+    (1.2516, 1.492)
+    >>> tr.alpha_c_err < 0.001 * tr.alpha_c
     True
     """
     from ..theory.precision import check_precision

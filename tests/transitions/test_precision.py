@@ -32,11 +32,12 @@ def test_the_integration_is_refined_until_both_errors_meet_the_target():
 
 @pytest.fixture(scope="module")
 def out_of_budget():
-    """A target of 0.01 with the budget capped at 512 points: the scan at 256, then at 512,
-    then the warning; returns the answer and the warnings."""
+    """A target of 0.01 with the budget capped at 512 points, from 512 points: one scan, then
+    the warning (the doubling itself is the slow test's above, and the lines' below); returns
+    the answer and the warnings."""
     with pytest.MonkeyPatch.context() as mp, pytest.warns(PrecisionWarning) as caught:
         mp.setattr(precision_module, "MAX_POINTS", 512)
-        tr = find_transitions(ModelParams(), **WINDOW, method=QMC(256, 2), precision=0.01)
+        tr = find_transitions(ModelParams(), **WINDOW, method=QMC(512, 2), precision=0.01)
     return tr, [str(w.message) for w in caught]
 
 

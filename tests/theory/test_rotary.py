@@ -90,6 +90,7 @@ def test_the_prox_backends_agree_on_rotations():
         global_prox(w[..., :1], Vinv[:1, :1], K, Cm, c, starts[..., :1], variant=variant)
 
 
+@pytest.mark.slow  # 35-50 s; the rotary fixed points stay in the default suite (mixed point)
 def test_rotations_alone_leave_the_trivial_fixed_point_and_move_the_semantic_one():
     """Without additive encodings, u_l = R(l phi) w_l are independent and isotropic where q is
     (the trivial branch), as the unrotated fields are: the trivial fixed point is the same for

@@ -76,6 +76,7 @@ def _distance_from_the_manifold(p, points: int) -> float:
     return float(np.mean(out))
 
 
+@pytest.mark.slow  # 30-38 s; the branch's projection and warm curve stay in the default suite
 def test_the_symmetric_manifold_is_invariant_up_to_the_integration_error():
     """At L = 3 the map's output leaves the manifold by 4.8% (mean over 4 scramblings) at 1024
     points and 1.0% at 8192 (measured): the distance is integration error, falling with the

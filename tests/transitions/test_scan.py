@@ -35,16 +35,13 @@ def test_sign_change_brackets_skip_missing_points():
     assert bracket_sign_changes([0, 1, 2, 3], [1.0, 0.5, -1.0, 2.0]) == [(1, 2), (2, 3)]
 
 
+# the paper's model on a window holding both transitions and the semantic spinodal
+PAPER_WINDOW = dict(alpha_min=0.6, alpha_max=2.0, num=8, method=GaussHermite((32, 12), (24, 8)))
+
+
 @pytest.fixture(scope="module")
 def paper_transitions():
-    return find_transitions(
-        ModelParams(),
-        alpha_min=0.6,
-        alpha_max=2.0,
-        num=8,
-        method=GaussHermite((32, 12), (24, 8)),
-        approach="scan",
-    )
+    return find_transitions(ModelParams(), **PAPER_WINDOW, approach="scan")
 
 
 def test_paper_setting_matches_theory_md_within_the_reported_error(paper_transitions):
@@ -73,14 +70,7 @@ def test_the_direct_solve_finds_the_scans_roots(paper_transitions):
     the grid step (0.0031). Tolerances 1e-5 on the roots and 1% on their errors: a root solved
     at the check order, or on the wrong branch, moves by the error itself (4e-4)."""
     scan = paper_transitions
-    direct = find_transitions(
-        ModelParams(),
-        alpha_min=0.6,
-        alpha_max=2.0,
-        num=8,
-        method=GaussHermite((32, 12), (24, 8)),
-        approach="direct",
-    )
+    direct = find_transitions(ModelParams(), **PAPER_WINDOW, approach="direct")
     for name in ("alpha_c", "alpha_l"):
         assert abs(getattr(direct, name) - getattr(scan, name)) < 1e-5, name
         assert getattr(direct, f"{name}_err") == pytest.approx(getattr(scan, f"{name}_err"), 0.01)

@@ -206,16 +206,14 @@ def warn_duration(p: ModelParams, method: Method, points: int = 1) -> None:
 def warn_ladder(p: ModelParams, method: Method, points: int, precision: float) -> None:
     """One line on stderr when a precision never met (the whole ladder of finer integrations,
     `theory.precision.ladder`) would take over WARN_SECONDS: the worst case, said up front."""
-    from ..theory.precision import ladder
+    from ..theory.precision import ladder, rung_name
 
     rungs = ladder(method)
     seconds = sum(request_seconds(p, rung, points) for rung in rungs)
     if len(rungs) > 1 and seconds > WARN_SECONDS:
-        last = rungs[-1].settings()
-        setting = f"{last['points']} points" if "points" in last else f"order {last['order']}"
         typer.secho(
             f"warning: --precision: should the errors stay above {precision:g}, the integration "
-            f"is refined up to {setting}: up to roughly {seconds / 60:.3g} min in all",
+            f"is refined up to {rung_name(rungs[-1])}: up to roughly {seconds / 60:.3g} min in all",
             err=True,
             fg="yellow",
         )

@@ -139,8 +139,9 @@ def _transitions(
 def _next_rung(method: Method, s: ScanSettings, precision_short: bool) -> Method | None:
     """The precision ladder's next integration: QMC points doubled up to s.budget, the
     Gauss-Hermite orders raised (`theory.precision.finer`) where a precision is not met."""
-    if isinstance(method, QMC):
-        return QMC(2 * method.points, s.randomisations) if 2 * method.points <= s.budget else None
+    if method.averages_replicas:
+        points = 2 * method.settings()["points"]
+        return QMC(points, s.randomisations) if points <= s.budget else None
     return finer(method) if precision_short else None
 
 
@@ -157,7 +158,7 @@ def _agreed_scan(
             warnings.simplefilter("ignore", NonConvergenceWarning)
             scan = scan_replicas(p, alphas, method, positional=positional, progress=progress)
             per = [replica_roots(alphas, r, scan.eps_lin) for r in scan.replicas]
-        split = disagreements(alphas, per) if isinstance(method, QMC) else []
+        split = disagreements(alphas, per) if method.averages_replicas else []
         values = _transitions(method, scan, per)[0]
         short = [] if s.precision is None else above_precision(values, s.precision)
         if not split and not short:
@@ -254,7 +255,7 @@ def scaling_point(
         row |= mixed_search(p, alphas, main, search)
     row["rank"], row["K"] = p.rank, p.K
     row["method"] = method.name
-    if isinstance(method, GaussHermite):  # the orders that answered (QMC: points_used)
+    if not method.averages_replicas:  # the orders that answered (QMC: points_used)
         row |= {k: v for k, v in method.columns().items() if k != "method"}
     if s.precision is not None:
         row["precision_status"] = (
@@ -262,12 +263,13 @@ def scaling_point(
             if not short
             else f"{', '.join(short)} above precision {s.precision:g} at the ladder's end"
         )
-    if isinstance(method, QMC):
-        row["points_used"] = method.points
+    if method.averages_replicas:
+        points = method.settings()["points"]
+        row["points_used"] = points
         row["replicas"] = (
-            f"agree at {method.points} points"
+            f"agree at {points} points"
             if not split
-            else f"disagree at {method.points} points (max_points): " + "; ".join(split)
+            else f"disagree at {points} points (max_points): " + "; ".join(split)
         )
     row["seconds"] = time.perf_counter() - t0
     return row

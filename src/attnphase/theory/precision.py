@@ -99,14 +99,20 @@ def relative_error(result: TheoryResult) -> float:
     return math.inf if math.isnan(worst) else worst
 
 
+def rung_name(method: Method) -> str:
+    """A rung of the ladder in words: "8192 points" (QMC) or "order (96, 32)"."""
+    if isinstance(method, QMC):
+        return f"{method.points} points"
+    assert isinstance(method, GaussHermite)
+    return f"order {method.order}"
+
+
 def _budget_note(results: Sequence[TheoryResult], precision: float, method: Method) -> str:
     reached = max(relative_error(r) for r in results)
-    if isinstance(method, QMC):
-        setting = f"{method.points} points"
-    else:
-        assert isinstance(method, GaussHermite)
-        setting = f"order {method.order}"
-    return f"precision {precision:g} not reached: {reached:.2g} at the budget's end ({setting})"
+    return (
+        f"precision {precision:g} not reached: {reached:.2g} at the budget's end "
+        f"({rung_name(method)})"
+    )
 
 
 def refine(

@@ -78,8 +78,6 @@ def find_transitions(
     p = params if params is not None else ModelParams()
     if approach not in APPROACHES:
         raise ValueError(f"approach must be one of {APPROACHES}, got {approach!r}")
-    if precision is not None:
-        precision = check_precision(precision)
     if not 0 < alpha_min < alpha_max or not np.isfinite(alpha_max):
         raise ValueError(f"need 0 < alpha_min < alpha_max, got {alpha_min}, {alpha_max}")
     num = check_int("num", num, minimum=3)

@@ -92,9 +92,8 @@ def _fill_holes(p: ModelParams, branch: str, curve: list, order) -> list[bool]:
     from ..theory import solve
 
     on = [_on(r, branch) for r in curve]
-    found = [i for i, ok in enumerate(on) if ok]
-    for i in range(found[0] + 1, found[-1]) if found else ():
-        if not on[i] and on[i - 1]:
+    for i in _holes(on):
+        if on[i - 1]:  # the point before is on the branch, or was just solved again onto it
             r = curve[i - 1]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NonConvergenceWarning)
@@ -111,6 +110,12 @@ def _fill_holes(p: ModelParams, branch: str, curve: list, order) -> list[bool]:
     return on
 
 
+def _holes(on: list[bool]) -> list[int]:
+    """The indices off the branch between the first and the last on it, in increasing order."""
+    found = [i for i, ok in enumerate(on) if ok]
+    return [i for i in range(found[0] + 1, found[-1]) if not on[i]] if found else []
+
+
 def scan_doubts(alphas: list[float], sem: list, pos: list, on_s: list, on_p: list) -> tuple:
     """Why the start scan's roots may miss a transition: a branch not found at a grid alpha
     between two where it is (a root of the losses' gap may hide in the hole), or the positional
@@ -118,11 +123,9 @@ def scan_doubts(alphas: list[float], sem: list, pos: list, on_s: list, on_p: lis
     the lines do not look)."""
     doubts = []
     for branch, on in (("semantic", on_s), ("positional", on_p)):
-        found = [i for i, ok in enumerate(on) if ok]
-        holes = [alphas[i] for i in range(found[0], found[-1]) if not on[i]] if found else []
-        if holes:
+        if holes := _holes(on):
             doubts.append(
-                f"the {branch} branch is not found at alpha {holes[0]:.4g}, between grid "
+                f"the {branch} branch is not found at alpha {alphas[holes[0]]:.4g}, between grid "
                 "alphas where it is"
             )
     if any(

@@ -81,7 +81,7 @@ def _scan_rows(p, values, parameter, progress, **scan) -> list[dict]:
 
 
 def _refined_lines(
-    follow: Callable[[Method], pd.DataFrame], method: Method, precision: float
+    follow: Callable[[Method], pd.DataFrame], method: Method, precision: float, parameter: str
 ) -> pd.DataFrame:
     """The lines followed at `method`, then again at each `finer` integration while a value's
     alpha_c or alpha_l misses `precision` (`above_precision`): each row is that of the first
@@ -95,7 +95,7 @@ def _refined_lines(
     while short := [i for i, row in enumerate(rows) if above_precision(row, precision)]:
         nxt = finer(method)
         if nxt is None:
-            values = ", ".join(f"{next(iter(rows[i].values())):g}" for i in short)
+            values = ", ".join(f"{rows[i][parameter]:g}" for i in short)
             warnings.warn(
                 f"precision {precision:g} not reached at {values} at the budget's end "
                 f"({method.settings()})",
@@ -200,7 +200,7 @@ def transition_table(
                         df[k] = v
                 return df
 
-            df = follow(m) if precision is None else _refined_lines(follow, m, precision)
+            df = follow(m) if precision is None else _refined_lines(follow, m, precision, parameter)
     if approach == "continuation":
         df = _global_minimum_alpha_l(df)
     df["status"] = [_summary(r) for r in df.to_dict("records")]

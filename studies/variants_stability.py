@@ -2,14 +2,16 @@
 mass) at fixed points of the attention variants, beside the tied model's (docs/variants.md):
 omega 0.3, sigma 0.5, lambda 0.01, L = 2, QMC 1024 x 2 points, at alpha 1.5 and 3.
 
-    python studies/variants_stability.py
+    python studies/variants_stability.py ["2 heads, rank 2"]
 
-One line per (model, branch, alpha): kind, rs_stability +- its standard error over
-scramblings, jump_mass +- its, test error.
+The optional argument keeps the models whose name contains it. One line per (model, branch,
+alpha): kind, rs_stability +- its standard error over scramblings, jump_mass +- its, test
+error.
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 from attnphase import QMC, Causal, Heads, ModelParams, Rotary, solve
@@ -25,6 +27,7 @@ MODELS = [
         ("semantic", "positional"),
     ),
     ("2 heads", ModelParams(variant=Heads(2)), ("mixed", "positional")),
+    ("2 heads, rank 2", ModelParams(rank=2, variant=Heads(2)), ("mixed", "positional")),
     ("rotary, phi 0", ModelParams(rank=2, variant=Rotary((0.0,))), ("semantic",)),
     ("rotary, phi 1", ModelParams(rank=2, variant=Rotary((1.0,))), ("semantic",)),
     (
@@ -38,7 +41,8 @@ MODELS = [
 def main() -> None:
     warnings.simplefilter("ignore")
     method = QMC(1024, 2)
-    for name, p, branches in MODELS:
+    only = sys.argv[1] if len(sys.argv) > 1 else ""
+    for name, p, branches in (m for m in MODELS if only in m[0]):
         for branch in branches:
             for alpha in (1.5, 3.0):
                 r = with_stability(solve(alpha, p, branch=branch, method=method))

@@ -7,8 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-NO_ROTATION = np.zeros(0)
-NO_ROTATION.setflags(write=False)
+NO_ROTATION = np.zeros(0)  # writable, as every form's array: numba compiles read-only apart
 
 
 class AttentionForm(NamedTuple):

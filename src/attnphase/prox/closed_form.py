@@ -268,7 +268,7 @@ def global_prox_closed_form(
     shift, centres = np.broadcast_to(shift, (N,)), np.broadcast_to(centres, (N, 2))
     h, f, best, stat = _run(
         np.ascontiguousarray(w.double().cpu().numpy().reshape(N, 2)),
-        np.ascontiguousarray(centres),
+        np.array(centres),  # a writable copy: one compiled signature (numba types read-only apart)
         1.0 / float(Vinv.reshape(())),
         sigma2,
         np.ascontiguousarray(starts.double().cpu().numpy().reshape(N, -1, 2)),

@@ -255,8 +255,9 @@ def scaling_point(
         row |= mixed_search(p, alphas, main, search)
     row["rank"], row["K"] = p.rank, p.K
     row["method"] = method.name
-    if not method.averages_replicas:  # the orders that answered (QMC: points_used)
-        row |= {k: v for k, v in method.columns().items() if k != "method"}
+    # the integration that answered (the ladder's rung), beside the settings asked for, named
+    # as a sweep point names it: points_used, n_xi_used, ...
+    row |= {f"{k}_used": v for k, v in method.columns().items() if k != "method"}
     if s.precision is not None:
         row["precision_status"] = (
             "met"
@@ -265,7 +266,6 @@ def scaling_point(
         )
     if method.averages_replicas:
         points = method.settings()["points"]
-        row["points_used"] = points
         row["replicas"] = (
             f"agree at {points} points"
             if not split

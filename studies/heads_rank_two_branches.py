@@ -1,8 +1,9 @@
 """The positional and trivial branches of two heads of rank 2 (omega 0.3, sigma 0.5, lambda 0.01,
 the paper's A, L = 2), docs/variants.md §7: the positional branch at alpha 2.5 and 3 with
 512 x 2 points (the transition scan's) and 1024 x 2; the trivial branch at alpha 1.5 with
-1024 x 2 points stopped after 40 and after 120 iterations, with the four columns' q and V (the
-symmetries make them equal at a symmetric fixed point) and the training loss.
+1024 x 2 points stopped by max_iter 40 and 120, and with 2048 x 2 points, with the four
+columns' q and V (the symmetries make them equal at a symmetric fixed point) and the training
+loss.
 
     python studies/heads_rank_two_branches.py
 """
@@ -31,11 +32,11 @@ def main() -> None:
                 f"({time.perf_counter() - t:.0f} s)",
                 flush=True,
             )
-    for max_iter in (40, 120):
+    for points, max_iter in ((1024, 40), (1024, 120), (2048, 40)):
         t = time.perf_counter()
-        r = solve(1.5, p, branch="trivial", method=QMC(1024, 2, max_iter=max_iter))
+        r = solve(1.5, p, branch="trivial", method=QMC(points, 2, max_iter=max_iter))
         print(
-            f"trivial, alpha 1.5, max_iter {max_iter}: converged {r.converged} after "
+            f"trivial, alpha 1.5, {points} x 2, max_iter {max_iter}: converged {r.converged} after "
             f"{r.iterations} iterations ({time.perf_counter() - t:.0f} s)\n"
             f"  diag q {np.round(np.diag(r.q), 5).tolist()} +- "
             f"{np.round(np.diag(r.q_err), 5).tolist()}\n"

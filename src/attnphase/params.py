@@ -30,6 +30,16 @@ def check_positive(name: str, value: float) -> float:
     return x
 
 
+def check_step_size(name: str, value: float, dtype: str) -> float:
+    """A learning rate: > 0 and representable in the parameters' `dtype` ("float32" or
+    "float64"; an optimiser casts it to that type, and a larger one overflows there)."""
+    x = check_positive(name, value)
+    largest = float(np.finfo(dtype).max)
+    if x > largest:
+        raise ValueError(f"{name} must be <= {largest:.3g} (the largest {dtype}), got {value!r}")
+    return x
+
+
 # the largest sample complexity the state evolution takes: beyond it the hats overflow; the
 # semantic fixed point's overlaps change by under 1e-4 between alpha 1e4 and 1e7 (its limit)
 MAX_ALPHA = 1e8

@@ -3,7 +3,8 @@ pool of them (`worker_pool`) that the sweep backends and the simulation grid use
 
 `close_pool` ends a pool: after finished work it waits for the workers to exit; on an interrupt
 or an error it stops them at once (a worker runs until its task ends otherwise, which can be a
-minute when only the parent got the signal, as from `kill -INT`).
+minute). Workers ignore SIGINT: Ctrl-C at a terminal reaches the whole process group, and the
+parent alone answers it.
 
 On Linux the kernel sends the worker SIGKILL when its parent dies (prctl(PR_SET_PDEATHSIG));
 on any system a daemon thread exits the worker once its parent is gone. A parent that died
@@ -13,6 +14,7 @@ caught by the check right after prctl.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing as mp
 import os
@@ -20,6 +22,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 _PR_SET_PDEATHSIG = 1
@@ -44,6 +47,9 @@ def die_with_parent(parent_pid: int) -> None:
 
 def _start_worker(parent_pid: int, threads: int | None) -> None:
     die_with_parent(parent_pid)
+    # Ctrl-C at a terminal signals the whole process group: the parent alone handles it and
+    # stops its workers (`close_pool`), which would otherwise each print a traceback
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if threads is not None:
         import torch
 
@@ -61,14 +67,32 @@ def worker_pool(workers: int, threads: int | None = None) -> ProcessPoolExecutor
     )
 
 
+@contextlib.contextmanager
+def children_ignore_interrupts() -> Iterator[None]:
+    """Processes started within the block (e.g. a Dask LocalCluster's) ignore SIGINT: an
+    ignored signal stays ignored across exec, and Python then installs no handler of its own, so
+    Ctrl-C at a terminal, which reaches the whole process group, interrupts the parent alone
+    instead of printing a traceback from every worker. Ctrl-C is ignored within the block too
+    (only the main thread can change it; elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 STOP_SECONDS = 2.0  # a stopped worker's grace before SIGKILL
 STOP_POLL_SECONDS = 0.2
 
 
 def close_pool(pool: ProcessPoolExecutor, finished: bool) -> None:
     """Shut `pool` down: waiting for its workers when the work `finished`, else cancelling what
-    is queued and interrupting the tasks that run (SIGINT: the task ends with KeyboardInterrupt
-    and its worker exits cleanly), SIGKILL for a worker still busy after STOP_SECONDS."""
+    is queued and stopping the workers (SIGTERM: a worker computes and stores nothing of its
+    own, the parent keeps every finished result), SIGKILL for one still alive after
+    STOP_SECONDS."""
     workers = list((getattr(pool, "_processes", None) or {}).values())  # no public handle
     if not finished:
         pool.shutdown(wait=False, cancel_futures=True)
@@ -76,7 +100,8 @@ def close_pool(pool: ProcessPoolExecutor, finished: bool) -> None:
         while time.monotonic() < deadline and any(w.is_alive() for w in workers):
             for worker in workers:  # again: a worker may have taken a call already queued
                 if worker.is_alive() and worker.pid is not None:
-                    os.kill(worker.pid, signal.SIGINT)
+                    with contextlib.suppress(ProcessLookupError):  # it exited in between
+                        os.kill(worker.pid, signal.SIGTERM)
             for worker in workers:
                 worker.join(STOP_POLL_SECONDS)
         for worker in workers:

@@ -206,7 +206,13 @@ def gamp(
         from ..figures.gamp import gamp_trace_figure
         from ..gamp import trace_table
 
-        rows = [row for res in runs for row in trace_table(res)]
+        try:
+            rows = [row for res in runs for row in trace_table(res)]
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"all {len(runs)} runs finished (printed above); --plot {plot} not written (the "
+                "state evolution beside each run was not finished)"
+            ) from None
         try:
             gamp_trace_figure(runs, rows, plot)
         except (OSError, ValueError) as err:

@@ -42,6 +42,9 @@ _PARAGRAPHS = (
 )
 
 
+DEFAULT_WORKERS = 2  # local worker processes when no option says where points run
+
+
 @app.command(help="\n\n".join(_PARAGRAPHS), **command_help("sweep"))
 def sweep(
     kind: Annotated[str, typer.Option(help="theory|simulation")] = "theory",
@@ -67,7 +70,9 @@ def sweep(
     store: Annotated[Path, typer.Option(help="SQLite results store (resumable)")] = Path(
         "results/sweep.sqlite"
     ),
-    workers: Annotated[int, typer.Option(help="local worker processes (1: serial)")] = 2,
+    workers: Annotated[
+        int | None, typer.Option(help="local worker processes (1: serial)  [default: 2]")
+    ] = None,
     dask_workers: Annotated[int, typer.Option(help="start a Dask LocalCluster of N")] = 0,
     scheduler: Annotated[str | None, typer.Option(help="Dask scheduler tcp://host:port")] = None,
     retry: Annotated[
@@ -88,6 +93,13 @@ def sweep(
     try:
         if kind not in KINDS:
             raise UsageError(f"--kind must be one of {KINDS}, got {kind!r}")
+        given = [
+            o for o, v in (("--workers", workers), ("--scheduler", scheduler)) if v is not None
+        ]
+        given += ["--dask-workers"] if dask_workers else []
+        if len(given) > 1:  # each names where the points run: one of them would be ignored
+            raise UsageError(f"{' and '.join(given)}: give one (where the points run)")
+        workers = DEFAULT_WORKERS if workers is None else workers
         check_workers("--workers", workers)
         if dask_workers < 0:
             raise UsageError(f"--dask-workers must be >= 0, got {dask_workers}")
@@ -113,6 +125,9 @@ def sweep(
             if "seed" in values or "seed" in fixed:
                 raise UsageError("--seeds: give either --seeds N or seed values, not both")
             values["seed"] = list(range(seeds))
+        both = sorted(set(values) & set(fixed))
+        if both:
+            raise UsageError(f"--grid and --set: {', '.join(both)} given in both")
         try:
             spec = SweepSpec(kind, values, fixed)
         except ValueError as err:  # a parameter's value: the option that gave it

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from .._core.interrupt import Interrupted
 from ..params import (
     Tied,
     check_nonnegative,
@@ -237,22 +238,33 @@ def transition(
     except UsageError as err:
         fail(err)
     warn_duration(p, integration)
-    table = transition_table(
-        p,
-        values,
-        parameter=parameter,
-        approach=method,
-        method=integration,
-        alpha_min=alpha_min,
-        alpha_max=alpha_max,
-        num=num,
-        store=store,
-        lines=names,
-        workers=workers,
-        scheduler=scheduler,
-        progress=show_progress(),
-        precision=precision,
-    )
+    try:
+        table = transition_table(
+            p,
+            values,
+            parameter=parameter,
+            approach=method,
+            method=integration,
+            alpha_min=alpha_min,
+            alpha_max=alpha_max,
+            num=num,
+            store=store,
+            lines=names,
+            workers=workers,
+            scheduler=scheduler,
+            progress=show_progress(),
+            precision=precision,
+        )
+    except KeyboardInterrupt:  # a stored run says what it kept itself (`Interrupted`)
+        kept = (
+            f"lines finished before are kept in {store}; rerun the same command to resume"
+            if store is not None
+            else "nothing was stored (--store keeps a continuation's finished lines)"
+        )
+        raise Interrupted(
+            f"no row printed (the table of {len(values)} {parameter} values prints once all are "
+            f"done); {kept}"
+        ) from None
     typer.echo(render(table.to_dict("records"), format, [parameter] + TABLE_COLUMNS))
     if plot is not None:
         from ..figures.transitions import transition_lines_figure

@@ -9,7 +9,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, replace
 
-from ..params import check_nonnegative, check_positive
+from ..params import check_nonnegative, check_step_size
 
 MODES = ("positional", "semantic", "free")
 # the cost model of `HistogramConfig.seconds`, measured on this project's 2-core machine (load
@@ -49,7 +49,7 @@ class TrainConfig:
             raise ValueError(f"epochs must be >= 0, got {self.epochs}")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
-        check_positive("lr", self.lr)
+        check_step_size("lr", self.lr, "float32")  # the model's parameters
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
         if self.schedule not in SCHEDULES:
@@ -89,7 +89,7 @@ class HistogramConfig:
             raise ValueError(f"runs must be >= 1, got {self.runs}")
         if self.epochs < 1:
             raise ValueError(f"epochs must be >= 1, got {self.epochs}")
-        check_positive("retrain_lr", self.retrain_lr)
+        check_step_size("retrain_lr", self.retrain_lr, "float32")
         if self.retrain_epochs < 0:
             raise ValueError(f"retrain_epochs must be >= 0, got {self.retrain_epochs}")
         check_nonnegative("noise", self.noise)

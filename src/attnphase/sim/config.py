@@ -17,6 +17,7 @@ from ..params import (
     check_int,
     check_nonnegative,
     check_positive,
+    check_step_size,
 )
 from ..run_options import INITS, OPTIMIZERS, check_gtol
 from .models import Layout
@@ -96,7 +97,12 @@ class SimConfig:
             )
         check_int("n_test", self.n_test)
         check_int("value_rank", self.value_rank, minimum=0)
-        for name, rank in (("rank", self.params.rank), ("teacher_rank", self.params.teacher_rank)):
+        ranks = (
+            ("rank", self.params.rank),
+            ("teacher_rank", self.params.teacher_rank),
+            ("value_rank", self.value_rank),
+        )
+        for name, rank in ranks:
             if rank > self.d:  # the d x rank weights would have more columns than dimensions
                 raise ValueError(f"{name} must be <= d = {self.d}, got {rank}")
         check_memory("d", self.memory_bytes, self.memory_text)
@@ -107,12 +113,12 @@ class SimConfig:
             )
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
-        if self.lr is not None:
-            check_positive("lr", self.lr)
-        if self.steps is not None:
-            check_int("steps", self.steps)
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {tuple(DTYPES)}, got {self.dtype!r}")
+        if self.lr is not None:
+            check_step_size("lr", self.lr, self.dtype)
+        if self.steps is not None:
+            check_int("steps", self.steps)
         if isinstance(self.init, str):
             if self.init not in INITS:
                 raise ValueError(

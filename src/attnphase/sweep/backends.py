@@ -11,13 +11,14 @@ caller's process as it was.
 
 from __future__ import annotations
 
+import logging
 import socket
 import struct
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 from concurrent.futures.process import BrokenProcessPool
 
-from .._core.orphans import close_pool, worker_pool
+from .._core.orphans import children_ignore_interrupts, close_pool, worker_pool
 from .._core.threads import check_processes
 from .points import BatchFunction, Outcome, PointFunction, run_task
 from .store import SweepError
@@ -151,6 +152,12 @@ def check_scheduler(address: str, timeout: float = CONNECT_CHECK_SECONDS) -> Non
         raise SchedulerError(f"{address} does not speak the Dask protocol (not a Dask scheduler)")
 
 
+def _quiet_cancelled_tasks() -> None:
+    """In a worker of our own LocalCluster: no warning for each task cancelled by an interrupt
+    (the parent says in one line what was kept)."""
+    logging.getLogger("distributed.worker.state_machine").setLevel(logging.ERROR)
+
+
 class DaskBackend:
     """Points as Dask tasks: on an existing scheduler, or on a LocalCluster of `workers`
     single-threaded worker processes."""
@@ -169,10 +176,12 @@ class DaskBackend:
                     f"({type(err).__name__}: {err})"
                 ) from None
         else:
-            self._cluster = LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-            )
+            with children_ignore_interrupts():  # Ctrl-C stops the parent, which closes them
+                self._cluster = LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                )
             self._client = Client(self._cluster)
+            self._client.run(_quiet_cancelled_tasks)
         self.capacity = max(workers, sum(self._client.nthreads().values()))
 
     def submit(self, fn: PointFunction, many: BatchFunction | None, kind: str, batch: list[dict]):
@@ -195,6 +204,8 @@ class DaskBackend:
     def close(self, finished: bool = True) -> None:
         self._client.close()
         if self._cluster is not None:
+            if not finished:  # its workers are busy: the nanny's warning that it kills them
+                logging.getLogger("distributed.nanny").setLevel(logging.ERROR)
             self._cluster.close()
 
 

@@ -172,7 +172,7 @@ BAD_POINTS = [
     ("theory", {}, {"alpha": 1, "points": 512}, "points: applies to another method than gauss"),
     ("theory", {}, {"alpha": 1, "method": "qmc", "order": "12,6"}, "order: applies to another"),
     ("theory", {}, {"alpha": 1, "untied": True}, "the exact L=2 engine needs"),
-    ("theory", {}, {"alpha": 1, "method": "qmc", "points": 1}, "points must be an integer >= 2"),
+    ("theory", {}, {"alpha": 1, "method": "qmc", "points": 1}, "points must be >= 64"),
     ("theory", {}, {"alpha": 1, "method": "qmc", "randomisations": 0}, "randomisations must"),
     ("theory", {}, {"alpha": 1, "method": "qmc", "untied": 1, "rank": 2}, "untied: the untied"),
     ("theory", {}, {"alpha": 1, "method": "qmc", "untied": 1, "clusters": 2}, "clusters: corr"),

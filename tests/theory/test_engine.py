@@ -37,6 +37,11 @@ def test_bad_init_order_and_branch():
         (lambda: QMC(points=3), "^points must be a power of two"),
         (lambda: GaussHermite((2000, 2000)), r"^order: the grid of order \(2000, 2000\) needs"),
         (lambda: GaussHermite(check_order=(400, 400)), "^check_order: the grid of order"),
+        # too coarse to certify: order 2 lands on the trivial point "converged", 4 points put
+        # the positional test error at alpha 2 5.6 error bars from the exact one
+        (lambda: GaussHermite(order=(2, 24)), "^order must be an int >= 4"),
+        (lambda: GaussHermite(check_order=3), "^check_order must be an int >= 4"),
+        (lambda: QMC(points=32), "^points must be >= 64"),
     ],
 )
 def test_methods_refuse_unbalanced_points_and_grids_larger_than_memory(make, match):

@@ -224,14 +224,18 @@ def parse_alphas(text: str) -> list[float]:
 
 def parse_order(text: str, option: str = "--order") -> tuple[int, int]:
     """'64,24' -> (64, 24); '32' -> (32, 32)."""
+    from ..theory.method import MIN_ORDER
+
     try:
         parts = [int(v) for v in text.split(",")]
     except ValueError:
         parts = []
     if len(parts) == 1:
         parts *= 2
-    if len(parts) != 2 or min(parts) < 2:
-        raise UsageError(f"{option} must be n or n_xi,n_y with integers >= 2, got {text!r}")
+    if len(parts) != 2 or min(parts) < MIN_ORDER:
+        raise UsageError(
+            f"{option} must be n or n_xi,n_y with integers >= {MIN_ORDER}, got {text!r}"
+        )
     return parts[0], parts[1]
 
 

@@ -116,7 +116,7 @@ def trust(
                         f"{seeds}, got {gamp_seeds}"
                     )
             check_int("gamp_max_iter", gamp_max_iter)
-            QMC(points, randomisations)  # a power of two, >= 2; scramblings >= 1
+            QMC(points, randomisations)  # a power of two, >= MIN_POINTS; scramblings >= 1
             check_int("n_test", n_test)
             n = int(round(max(alphas) * d))  # the data's memory and the runs' time, before torch
             check_memory("d", data_bytes(d, n, n_test, p.L), data_text(d, n, n_test, p.L))

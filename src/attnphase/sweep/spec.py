@@ -273,14 +273,14 @@ def _items(value) -> list:
 
 
 def _order(name: str, value) -> list[int]:
-    from ..theory.method import check_order
+    from ..theory.method import MIN_ORDER, check_order
 
     try:
         parts = [_integer(name, v) for v in _items(value)]
         return list(check_order(name, parts[0] if len(parts) == 1 else tuple(parts)))
     except (ValueError, TypeError, IndexError):
         raise ValueError(
-            f"{name} must be n or n_xi,n_y with integers >= 2, got {value!r}"
+            f"{name} must be n or n_xi,n_y with integers >= {MIN_ORDER}, got {value!r}"
         ) from None
 
 

@@ -20,11 +20,11 @@ def test_untied_theory_refuses_what_it_does_not_solve():
             ModelParams(variant=Untied()),
             None,
             "semantic",
-            QMC(8, 1),
-            channels=make_channels(ModelParams(), QMC(8, 1)),
+            QMC(64, 1),
+            channels=make_channels(ModelParams(), QMC(64, 1)),
         )
     with pytest.raises(ValueError, match="mixed"):
-        solve(1.5, ModelParams(variant=Untied()), branch="mixed", method=QMC(8, 1))
+        solve(1.5, ModelParams(variant=Untied()), branch="mixed", method=QMC(64, 1))
 
 
 def test_untied_start_is_the_tied_start_in_both_matrices():

@@ -17,6 +17,7 @@ from attnphase import ModelParams
         ({"omega": -0.1}, "omega"),
         ({"omega": math.nan}, "omega"),
         ({"sigma": math.inf}, "sigma"),
+        ({"sigma": 1e-300}, "sigma"),  # sigma^2 underflows to rho = 0
         ({"A": ((0.6, 0.4),)}, "A"),
         ({"A": ((0.6, math.nan), (0.4, 0.6))}, "A"),
         ({"A": "abc"}, "A"),

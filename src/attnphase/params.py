@@ -102,6 +102,8 @@ MAX_ENTRY = 1e6  # of A: attention weights are O(1); at 1e300 the target's squar
 def check_sigma(value: float) -> float:
     """A token standard deviation in (0, MAX_ENTRY]; ValueError naming `sigma` otherwise."""
     value = check_positive("sigma", value)
+    if value < 1.5e-154:  # rho = sigma^2 would be 0 or subnormal
+        raise ValueError(f"sigma must be >= 1.5e-154 (sigma^2 underflows), got {value:g}")
     if value > MAX_ENTRY:
         raise ValueError(
             f"sigma must be <= {MAX_ENTRY:g} (the teacher's logits grow like sigma^2 and "

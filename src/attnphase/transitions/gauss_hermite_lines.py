@@ -219,12 +219,20 @@ def gauss_hermite_line_starts(
     starts: dict[str, tuple | str] = {}
     xs = _state_near(p0, "semantic", fp.alpha_c, fp, order)
     xp = _state_near(p0, "positional", fp.alpha_c, fp, order)
-    if xs is None or xp is None:
+    missing = [b for b in ("semantic", "positional") if not any(k[0] == b for k in fp.states)]
+    if missing:  # no crossing can be looked for: say which branch, not "no alpha_c"
+        starts["alpha_c"] = (
+            f"no {' and no '.join(missing)} fixed point found in [{alpha_min}, {alpha_max}] "
+            f"at {s0:g}"
+        )
+    elif xs is None or xp is None:
         starts["alpha_c"] = f"no alpha_c in [{alpha_min}, {alpha_max}] at {s0:g}"
     else:
         starts["alpha_c"] = (lines.crossing(s0).pack(xs, xp, fp.alpha_c),)
     xl = _state_near(p0, "semantic", fp.alpha_l, fp, order)
-    if xl is None:
+    if "semantic" in missing:
+        starts["alpha_l"] = f"no semantic fixed point found in [{alpha_min}, {alpha_max}] at {s0:g}"
+    elif xl is None:
         starts["alpha_l"] = f"no alpha_l on the semantic branch at {s0:g}"
     else:
         starts["alpha_l"] = (lines.linear(s0).pack(xl, fp.alpha_l),)

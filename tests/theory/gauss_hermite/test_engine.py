@@ -71,3 +71,31 @@ def test_gauss_hermite_errors_are_the_change_to_an_independent_solve_at_the_chec
         v, err = getattr(res, k), getattr(res, f"{k}_err")
         assert abs(err - abs(v - getattr(chk, k))) <= 2e-6 * max(abs(v), 1e-12), k
         assert getattr(bare, k) == v and math.isnan(getattr(bare, f"{k}_err")), k
+
+
+def test_a_map_undefined_where_the_jacobian_is_taken_is_an_unconverged_point():
+    """sigma 0.2, alpha 0.2, positional at (16, 8): the mid-order stage ends where
+    lambda + sigma^2 Vhat < 0, so the map is undefined at the Jacobian's base point. The point
+    is reported unconverged; the InadmissibleStep escaped the curve before, and `attnphase
+    transition --sigma 0.2` ended in a traceback."""
+    from attnphase import learning_curve
+
+    p = ModelParams(sigma=0.2)
+    with pytest.warns(NonConvergenceWarning):
+        (r,) = learning_curve(
+            [0.2], p, branch="positional", method=GaussHermite((16, 8)), errors=False
+        )
+    assert not r.converged and r.kind == "none"
+
+
+def test_the_semantic_start_below_its_sigma_says_so():
+    """The authors' semantic start (q 0.9068, theta 0.3472) needs q sigma^2 > theta^2, so
+    sigma >= 0.365: below, the refusal (one point) and the warning (a curve) name the bound."""
+    from attnphase import learning_curve
+
+    p, method = ModelParams(sigma=0.2), GaussHermite((16, 8))
+    with pytest.raises(ValueError, match="semantic start needs sigma >= 0.365"):
+        solve(1.0, p, branch="semantic", method=method)
+    with pytest.warns(NonConvergenceWarning, match="semantic start needs sigma >= 0.365"):
+        (r,) = learning_curve([1.0], p, branch="semantic", method=method, errors=False)
+    assert not r.converged

@@ -9,6 +9,7 @@ points are `attnphase.theory.solve` and `attnphase.theory.learning_curve`.
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 
 import numpy as np
@@ -34,6 +35,19 @@ INITIAL_OVERLAPS: dict[str, Overlaps] = {
     "positional": Overlaps(q=0.0207, m=0.2, V=START_V, theta=0.0),
     "trivial": Overlaps(q=0.0207, m=0.0, V=START_V, theta=0.0),
 }
+
+# below this token std the semantic start is not admissible (q sigma^2 <= theta^2)
+SEMANTIC_START_SIGMA = math.sqrt(
+    INITIAL_OVERLAPS["semantic"].theta ** 2 / INITIAL_OVERLAPS["semantic"].q
+)
+
+
+def _start_bound(sigma: float, theta: float) -> str:
+    """What a message adds where the semantic start is refused for a small sigma."""
+    if sigma < SEMANTIC_START_SIGMA and theta != 0:
+        return f"; the authors' semantic start needs sigma >= {SEMANTIC_START_SIGMA:.3f}"
+    return ""
+
 
 COARSE_ORDER = (16, 8)
 COARSE_MAX_ITER = 100  # the damped coarse stage of a cold start only prepares the fine solve
@@ -108,7 +122,8 @@ class GaussHermiteMap:
             shown = ", ".join(f"{float(v):.4g}" for v in x)
             raise InadmissibleStep(
                 f"overlaps (q, m, V, theta) = ({shown}) are not admissible (need q, V > 0, "
-                f"q rho > theta^2, rho = {self.p.rho:.4g})"
+                f"q rho > theta^2, rho = sigma^2 = {self.p.rho:.4g})"
+                + _start_bound(self.p.sigma, x[3])
             )
         o = Overlaps(*x)
         e = self.moments(o)
@@ -224,10 +239,11 @@ def _solve_with(
         iterations += pre.iterations
         if pre.aux is not None and admissible(pre.x, p.rho):
             x = pre.x
-            fx, _ = mid.step(x)
-            try:
+            try:  # the map may be undefined at x itself (lambda + sigma^2 Vhat <= 0), or a
+                # difference step may cross q rho = theta^2 (alpha >> 1): no Jacobian then
+                fx, _ = mid.step(x)
                 ladder.jacobian = residual_jacobian(mid.step, x, fx, engine.keep > 0)
-            except InadmissibleStep:  # a difference step crossed q rho = theta^2 (alpha >> 1)
+            except InadmissibleStep:
                 ladder.jacobian = None
             iterations += 1 + int(np.sum(engine.keep))
     rep = iterate_checked(engine, x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw)
@@ -306,6 +322,7 @@ def solve_exact(
     if not admissible(_as_vector(first), p.rho):
         raise ValueError(
             f"start overlaps {first} are not admissible (need q, V > 0, q rho > theta^2)"
+            + _start_bound(p.sigma, first.theta)
         )
     return _solve_with(
         alpha,

@@ -290,6 +290,9 @@ def test_trace_of_run_lines_up_with_the_run():
         ({"max_iter": 0}, "max_iter must be an integer >= 1"),
         ({"tol": 0.0}, "tol must be > 0"),
         ({"gtol": -1.0}, "gtol must be > 0"),
+        # tolerances that would call the first iterate converged
+        ({"tol": 1e10}, "tol must be at most 0.001"),
+        ({"gtol": 1e10}, "gtol must be at most 0.0001"),
         ({"V0": -1.0}, "V0 must be positive definite"),
         ({"seed": -1}, "seed must be an integer >= 0"),
     ],

@@ -261,6 +261,7 @@ def test_cli_json_records_and_plot(tmp_path):
         (["--alpha", "0"], "--alpha"),
         (["--seeds", "0"], "--seeds"),
         (["--probes", "1"], "--probes"),
+        (["--probes", "5"], "auto takes dense at d r = 100"),  # would be ignored
         (["--method", "exact"], "--method"),
         (["--format", "xml"], "--format"),
         (["--plot", "PLOT_UNDER_A_FILE"], "--plot"),

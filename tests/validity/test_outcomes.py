@@ -291,6 +291,8 @@ def rejected(tmp_path, monkeypatch):
         (["--lr", "-1"], "--lr"),
         (["--gtol", "0"], "--gtol"),
         (["--gtol", "10"], "--gtol"),
+        (["--overlap-atol", "1e300"], "--overlap-atol: overlap_atol must be at most 1"),
+        (["--loss-rtol", "2"], "--loss-rtol: loss_rtol must be at most 1"),
         (["--omega", "1.5"], "--omega"),
         (["--overlap-atol", "0"], "--overlap-atol"),
         (["--loss-rtol", "-1"], "--loss-rtol"),

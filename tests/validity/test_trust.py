@@ -184,3 +184,16 @@ def test_cli_without_gamp_prints_the_table_and_passes_the_options(monkeypatch):
     assert "trustworthy" in res.output and "gamp_status" not in res.output
     assert seen["alphas"] == [1.0, 1.5, 2.0] and seen["omegas"] == [0.3]
     assert (seen["d"], seen["seeds"], seen["gamp"]) == (300, 2, False)
+
+
+def test_gamp_cut_short_by_max_iter_is_inconclusive_not_rugged():
+    """Runs stopped by their max_iter before converging, cycling or stalling are no evidence of
+    a rugged landscape (`trust --gamp-max-iter 1` said "rugged" before); beside another failure
+    the point stays rugged for that one, and a cycling run is still evidence."""
+    unfinished = _row(gamp_converged=False, gamp_status="maximum iterations reached")
+    assert judge(unfinished) == ("inconclusive", "gamp_unfinished")
+    both = "converged; maximum iterations reached"  # one run converged, one was cut short
+    assert judge(unfinished | {"gamp_status": both}) == ("inconclusive", "gamp_unfinished")
+    assert judge(unfinished | {"sim_agree": False}) == ("rugged", "simulation")
+    mixed = "converged; cycling: 2 samples switch prox minima (2 of 3000)"
+    assert judge(_row(gamp_converged=False, gamp_status=mixed)) == ("rugged", "gamp_converged")

@@ -122,6 +122,16 @@ def landscape(
             raise UsageError(f"--method must be one of {TRACE_METHODS}, got {method!r}")
         if method == "dense":
             refuse_ignored(ctx, ("probes",), "applies to --method hutchinson, not dense")
+        elif method == "auto":
+            from ..validity.landscape import DENSE_MAX
+
+            if d * p.rank <= DENSE_MAX:  # auto's choice, `_susceptibility`
+                refuse_ignored(
+                    ctx,
+                    ("probes",),
+                    f"applies to --method hutchinson; auto takes dense at d r = {d * p.rank} "
+                    f"<= {DENSE_MAX} (give --method hutchinson)",
+                )
         if plot is not None:
             if p.rank != 1 or p.teacher_rank != 1:
                 raise UsageError(

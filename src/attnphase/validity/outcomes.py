@@ -73,6 +73,19 @@ def _close(loss: float, reference: float, rtol: float) -> bool:
     return math.isfinite(reference) and abs(loss - reference) <= rtol * abs(reference)
 
 
+def _check_tolerances(overlap_atol: float, loss_rtol: float) -> None:
+    """overlap_atol in (0, 1] and loss_rtol in [0, 1]: the overlaps compared are O(0.1) and the
+    two kinds of minima lie about 0.2 apart, so a wider tolerance matches every run to both."""
+    check_positive("overlap_atol", overlap_atol)
+    check_nonnegative("loss_rtol", loss_rtol)
+    for name, value in (("overlap_atol", overlap_atol), ("loss_rtol", loss_rtol)):
+        if value > 1:
+            raise ValueError(
+                f"{name} must be at most 1 (wider matches every run to both informed ones), "
+                f"got {value:g}"
+            )
+
+
 def classify(
     theta: float,
     m: float,
@@ -89,8 +102,7 @@ def classify(
     of the semantic-start and positional-start runs on the same data. Rules in the module
     docstring."""
     check_positive("sigma", sigma)
-    check_positive("overlap_atol", overlap_atol)
-    check_nonnegative("loss_rtol", loss_rtol)
+    _check_tolerances(overlap_atol, loss_rtol)
     if not all(math.isfinite(x) for x in (theta, m, loss)):
         return "other"
     point = (abs(theta) / sigma**2, abs(m))
@@ -141,8 +153,7 @@ def _check(alphas, runs, init, optimizer, overlap_atol, loss_rtol):
         raise ValueError(f"init must be one of {INITS}, got {init!r}")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
-    check_positive("overlap_atol", overlap_atol)
-    check_nonnegative("loss_rtol", loss_rtol)
+    _check_tolerances(overlap_atol, loss_rtol)
 
 
 def outcome_specs(

@@ -91,8 +91,13 @@ def agrees(theta: float, m: float, ref_theta: float, ref_m: float, d: int, seeds
     )
 
 
+UNFINISHED = "maximum iterations reached"  # a GAMP run's status where max_iter cut it short
+
+
 def judge(row: dict) -> tuple[str, str]:
-    """("trustworthy", "") or ("rugged", the failed criteria joined by '+') for one row.
+    """("trustworthy", "") or ("rugged", the failed criteria joined by '+') for one row;
+    ("inconclusive", "gamp_unfinished") where the only failure is GAMP runs stopped by their
+    max_iter (not cycling or stalled: no evidence of a rugged landscape).
 
     Reads sem_converged, sim_agree, gamp_agree and gamp_converged (None or NaN: GAMP not run),
     sem_rs_stability and sem_jump_mass (the reference fixed point's)."""
@@ -104,6 +109,12 @@ def judge(row: dict) -> tuple[str, str]:
         "rs_stability": not row["sem_rs_stability"] < RS_MAX,
         "jump_mass": not row["sem_jump_mass"] < JUMP_MASS_MAX,
     }
+    statuses = set(str(row.get("gamp_status", "")).split("; ")) - {"converged"}
+    if failed["gamp_converged"] and statuses == {UNFINISHED}:
+        # every unconverged run was cut short by its max_iter: no evidence either way
+        failed["gamp_converged"] = False
+        reasons = "+".join(k for k in CRITERIA if failed[k])
+        return ("rugged", reasons) if reasons else ("inconclusive", "gamp_unfinished")
     reasons = "+".join(k for k in CRITERIA if failed[k])
     return ("rugged" if reasons else "trustworthy"), reasons
 

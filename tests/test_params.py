@@ -26,3 +26,23 @@ from attnphase import ModelParams
 def test_bad_model_parameters(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name}\b"):
         ModelParams(**kwargs)
+
+
+def test_api_lists_are_non_empty_and_distinct():
+    """Every list a function of the API takes means each value once (a repeat computes the same
+    thing again) and at least one (an empty table is no answer): one ValueError naming it,
+    before any work, as the CLI does."""
+    from attnphase import learning_curve, scaling_table, simulate, trust_map
+    from attnphase.sim import SimConfig
+
+    p = ModelParams()
+    with pytest.raises(ValueError, match=r"^alphas: 1\.0 is given twice"):
+        learning_curve([1.0, 1.0], p)
+    with pytest.raises(ValueError, match="^seeds: 0 is given twice"):
+        simulate(SimConfig(d=20, alpha=1.0), seeds=(0, 0))
+    with pytest.raises(ValueError, match="^alphas must not be empty"):
+        trust_map(p, [], [0.3])
+    with pytest.raises(ValueError, match="^lengths must not be empty"):
+        scaling_table([], [0.3])
+    with pytest.raises(ValueError, match="^omegas: 0.3 is given twice"):
+        scaling_table([2], [0.3, 0.3])

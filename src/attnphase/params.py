@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,6 +29,20 @@ def check_positive(name: str, value: float) -> float:
     if x <= 0:
         raise ValueError(f"{name} must be > 0, got {value!r}")
     return x
+
+
+def check_values(name: str, values: Iterable, check: Callable[[Any], Any]) -> list:
+    """A list option of the API: each value through `check`, at least one, none twice (a
+    repeat would compute the same thing again); ValueError naming `name`."""
+    out = [check(v) for v in values]
+    if not out:
+        raise ValueError(f"{name} must not be empty")
+    seen: set = set()
+    for v in out:
+        if v in seen:
+            raise ValueError(f"{name}: {v!r} is given twice; give each value once")
+        seen.add(v)
+    return out
 
 
 def check_step_size(name: str, value: float, dtype: str) -> float:

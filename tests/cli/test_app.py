@@ -636,12 +636,13 @@ def test_every_list_option_means_each_value_once(args, message):
     assert message in res.output and len(res.output.strip().splitlines()) == 1, res.output
 
 
-def test_a_curve_with_a_repeated_alpha_does_not_divide_by_a_zero_step():
+def test_a_curve_with_a_repeated_alpha_is_refused_before_any_work():
+    """A repeated alpha once divided the warm-start predictor by a zero step after the work; it
+    means the same point twice, refused as the CLI refuses it."""
     from attnphase import GaussHermite, learning_curve
 
-    curve = learning_curve([1.0, 1.0, 1.2], branch="semantic", method=GaussHermite((16, 8)))
-    assert [r.converged for r in curve] == [True] * 3
-    assert curve[0].theta == pytest.approx(curve[1].theta, rel=1e-5)
+    with pytest.raises(ValueError, match=r"^alphas: 1\.0 is given twice"):
+        learning_curve([1.0, 1.0, 1.2], branch="semantic", method=GaussHermite((16, 8)))
 
 
 @pytest.mark.parametrize(

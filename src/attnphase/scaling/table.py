@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._core.interrupt import Interrupted
-from ..params import check_positive, check_unit_interval
+from ..params import check_positive, check_unit_interval, check_values
 from ..sweep.runner import point_id, run_points
 from ..transitions.paths import LINES
 from .family import check_family, check_length, family_variant
@@ -86,9 +86,9 @@ def scaling_table(
     was reached before its L started). mask, heads: the variant of every row (`family_model`;
     a point's parameters name them only away from the default, so that earlier stores resume).
     store: a sweep-store file that keeps finished points (None: nothing kept)."""
-    lengths = sorted({check_length(L) for L in lengths})
-    omegas = [check_unit_interval("omega", w) for w in omegas]
-    families = [check_family(f) for f in families]
+    lengths = sorted(check_values("lengths", lengths, check_length))
+    omegas = check_values("omegas", omegas, lambda w: check_unit_interval("omega", w))
+    families = check_values("families", families, check_family)
     for f in families:
         family_variant(f, mask, heads)
     variant = ({"mask": mask} if mask != "none" else {}) | ({"heads": heads} if heads > 1 else {})

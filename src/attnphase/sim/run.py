@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from ..params import check_int
+from ..params import check_int, check_values
 from .config import DTYPES, INITS, SimConfig, pick_device
 from .data import ROLES
 from .linear import fit_linear
@@ -72,9 +72,7 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
     >>> all(0.0 < r.test_error < 0.01 for r in runs)
     True
     """
-    seeds = [check_int("seeds", s, minimum=0) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds must not be empty")
+    seeds = check_values("seeds", seeds, lambda s: check_int("seeds", s, minimum=0))
     cfg.check_seeds(len(seeds))
     t0 = time.perf_counter()
     dtype, device = DTYPES[cfg.dtype], pick_device(cfg.device)

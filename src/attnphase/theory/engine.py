@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from .._core.interrupt import PartialInterrupt
-from ..params import ModelParams, check_alpha
+from ..params import ModelParams, check_alpha, check_values
 from .branches import BRANCHES
 from .gauss_hermite.engine import exact_curve, solve_exact
 from .iterate import gather, run
@@ -233,9 +233,7 @@ def learning_curve(
     >>> [(r.alpha, r.kind) for r in curve]
     [(1.0, 'positional'), (2.0, 'positional')]
     """
-    alist = [check_alpha(a) for a in alphas]
-    if not alist:
-        raise ValueError("alphas must not be empty")
+    alist = check_values("alphas", alphas, check_alpha)
     p = params if params is not None else ModelParams()
     m = _with_tol(resolve_method(method, p), tol)
     _check_branch(branch, None)

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ..params import ModelParams, check_alpha, check_int, check_unit_interval
+from ..params import ModelParams, check_alpha, check_int, check_unit_interval, check_values
 from ..sweep.runner import point_id, run_points
 
 KIND = "trust"
@@ -272,8 +272,8 @@ def trust_map(
     gamp_seeds: GAMP on the first k seeds only (None: all). store: a sweep-store file that keeps
     finished points; a rerun computes only the missing ones."""
     seeds = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
-    alphas = [check_alpha(a) for a in alphas]
-    omegas = [check_unit_interval("omega", w) for w in omegas]
+    alphas = check_values("alphas", alphas, check_alpha)
+    omegas = check_values("omegas", omegas, lambda w: check_unit_interval("omega", w))
     _check_settings(params_base, d, seeds, gamp_seeds, gamp_max_iter, points, randomisations)
     settings: dict[str, Any] = dict(  # trust_point's keyword arguments, kept in every point
         d=d,

@@ -42,6 +42,9 @@ def test_bad_init_order_and_branch():
         (lambda: GaussHermite(order=(2, 24)), "^order must be an int >= 4"),
         (lambda: GaussHermite(check_order=3), "^check_order must be an int >= 4"),
         (lambda: QMC(points=32), "^points must be >= 64"),
+        # 2 or 3 teacher nodes at omega < 1: the semantic solve lands on the trivial point
+        (lambda: solve(1.0, method=GaussHermite((16, 2))), "^method: n_y = 2 teacher nodes"),
+        (lambda: solve(1.0, method=GaussHermite((16, 8), (8, 3))), "^method: n_y = 3"),
     ],
 )
 def test_methods_refuse_unbalanced_points_and_grids_larger_than_memory(make, match):

@@ -277,7 +277,10 @@ def _order(name: str, value) -> list[int]:
 
     try:
         parts = [_integer(name, v) for v in _items(value)]
-        return list(check_order(name, parts[0] if len(parts) == 1 else tuple(parts)))
+        order = list(check_order(name, parts[0] if len(parts) == 1 else tuple(parts)))
+        if min(order) < MIN_ORDER:  # a point's omega may be below 1: both axes, as the CLI's
+            raise ValueError(name)
+        return order
     except (ValueError, TypeError, IndexError):
         raise ValueError(
             f"{name} must be n or n_xi,n_y with integers >= {MIN_ORDER}, got {value!r}"

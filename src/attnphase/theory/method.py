@@ -31,8 +31,10 @@ DEFAULT_POINTS = 8192  # Sobol points per scrambling, before the antithetic imag
 DEFAULT_RANDOMISATIONS = 4
 
 
-# the fewest nodes per axis: at 2 the grid cannot hold the semantic branch (the solve lands on
-# the trivial point and calls it converged); from 3 on alpha 1's theta is within 3% of (64, 24)
+# the fewest nodes per axis: at 2 or 3 teacher (y) nodes the semantic solve at omega 0.3 lands
+# on the trivial point and calls it converged, and so at 2 student (xi) nodes; from 3 xi nodes
+# on alpha 1's theta is within 3% of (64, 24). At omega = 1 nothing depends on the teacher's
+# field, and n_y = 2 is exact there (`resolve_method` checks n_y against the model)
 MIN_ORDER = 4
 # the fewest Sobol points per scrambling: at 4 points the positional branch's test error at
 # alpha 2 lay 5.6 of its error bars from the exact engine's
@@ -40,18 +42,19 @@ MIN_POINTS = 64
 
 
 def check_order(name: str, order) -> tuple[int, int]:
-    """An int >= MIN_ORDER (both orders) or a pair (n_xi, n_y) of them; ValueError names
-    `name`."""
+    """An int >= MIN_ORDER (both orders) or a pair (n_xi, n_y) of ints, n_xi >= MIN_ORDER and
+    n_y >= 2; ValueError names `name`."""
     if isinstance(order, int):
         order = (order, order)
     try:
-        ok = len(order) == 2 and all(int(n) == n and n >= MIN_ORDER for n in order)
+        ok = len(order) == 2 and all(int(n) == n for n in order)
+        ok = ok and order[0] >= MIN_ORDER and order[1] >= 2
     except TypeError:
         ok = False
     if not ok:
         raise ValueError(
-            f"{name} must be an int >= {MIN_ORDER} or a pair (n_xi, n_y) of ints >= {MIN_ORDER}, "
-            f"got {order!r}"
+            f"{name} must be an int >= {MIN_ORDER} or a pair (n_xi, n_y) of ints with n_xi >= "
+            f"{MIN_ORDER} and n_y >= 2, got {order!r}"
         )
     n_xi, n_y = int(order[0]), int(order[1])
     # the product grid's warm starts: up to n_xi^2 n_y^2 nodes of 2 float64 each (§5)
@@ -330,6 +333,13 @@ def resolve_method(
     refusal = exact_refusal(p) if isinstance(method, GaussHermite) else None
     if refusal is not None:
         raise ValueError(f"method: Gauss-Hermite {refusal} (use QMC(...))")
+    if isinstance(method, GaussHermite) and p.omega < 1:
+        n_y = min(method.order[1], method.check_order[1])
+        if n_y < MIN_ORDER:
+            raise ValueError(
+                f"method: n_y = {n_y} teacher nodes cannot hold the semantic branch at omega < 1 "
+                f"(its solve lands on the trivial point); give n_y >= {MIN_ORDER}"
+            )
     return method
 
 

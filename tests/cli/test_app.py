@@ -894,3 +894,18 @@ def test_a_paper_sized_run_says_what_it_costs_before_it_starts(tmp_path, monkeyp
     assert started == ["demo", "fig2"]
     quick = CliRunner().invoke(app, ["figure", "fig2", "--out", str(tmp_path / "q")])
     assert quick.exit_code == 0 and "warning" not in quick.stderr
+
+
+def test_a_simulation_request_of_days_is_refused_and_one_of_minutes_announced(capsys):
+    """gd at d = 10^4, alpha 2, 10^5 steps: about 3.6e-9 s per token entry and step, some 80 h
+    for the two starts, refused before anything is drawn; 3 min is announced in one line."""
+    from attnphase.cli.common import warn_long
+
+    args = ["simulate", "--d", "10000", "--alpha", "2", "--seeds", "1", "--optimizer", "gd"]
+    args += ["--steps", "100000", "--n-test", "1000"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2
+    assert res.stderr.startswith("error: --d: 2 runs take roughly 8") and " h;" in res.stderr
+    warn_long(180.0, "2 runs")
+    warn_long(100.0, "1 run")  # under two minutes: nothing
+    assert capsys.readouterr().err == "warning: 2 runs take up to roughly 3 min\n"

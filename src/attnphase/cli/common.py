@@ -114,6 +114,17 @@ def refuse_long(option: str, seconds: float, what: str) -> None:
         raise UsageError(f"{option}: {what} take roughly {seconds / 3600:.3g} h; ask for fewer")
 
 
+WARN_LONG_SECONDS = 120.0  # a finite-d request estimated to take longer is announced
+
+
+def warn_long(seconds: float, what: str) -> None:
+    """One line on stderr when `what` (the request, in words) is estimated at over
+    WARN_LONG_SECONDS; call it once every input is checked (bad input stays one line)."""
+    if seconds > WARN_LONG_SECONDS:
+        shown = f"{seconds / 3600:.3g} h" if seconds > 3600 else f"{seconds / 60:.3g} min"
+        typer.secho(f"warning: {what} take up to roughly {shown}", err=True, fg="yellow")
+
+
 def given(ctx: typer.Context, name: str) -> bool:
     """Whether the option of parameter `name` was given (on the command line or through its
     environment variable) rather than left at its default."""

@@ -28,6 +28,7 @@ from .common import (
     plot_failed,
     refuse_long,
     usage,
+    warn_long,
 )
 from .help import command_help
 from .tables import FORMATS, render
@@ -126,6 +127,11 @@ def outcomes(
             check_store_option(store)
     except UsageError as err:
         fail(err)
+    warn_long(
+        RUN_SECONDS * runs * len(alphas) * d / 500,
+        f"{runs} runs at {len(alphas)} alpha(s) (about {RUN_SECONDS * d / 500:.2g} s a run at "
+        f"d = {d}, on one core)",
+    )
     from ..sweep import SweepError
     from ..validity.outcomes import outcomes as run_outcomes
 

@@ -31,18 +31,24 @@ def check_positive(name: str, value: float) -> float:
     return x
 
 
-def check_values(name: str, values: Iterable, check: Callable[[Any], Any]) -> list:
-    """A list option of the API: each value through `check`, at least one, none twice (a
-    repeat would compute the same thing again); ValueError naming `name`."""
-    out = [check(v) for v in values]
-    if not out:
-        raise ValueError(f"{name} must not be empty")
+def check_distinct(name: str, values: list) -> list:
+    """`values` unchanged; ValueError naming `name` and the first value given twice (a list of
+    values means each once: a repeat would compute the same thing again)."""
     seen: set = set()
-    for v in out:
+    for v in values:
         if v in seen:
             raise ValueError(f"{name}: {v!r} is given twice; give each value once")
         seen.add(v)
-    return out
+    return values
+
+
+def check_values(name: str, values: Iterable, check: Callable[[Any], Any]) -> list:
+    """A list option of the API: each value through `check`, at least one, none twice
+    (`check_distinct`); ValueError naming `name`."""
+    out = [check(v) for v in values]
+    if not out:
+        raise ValueError(f"{name} must not be empty")
+    return check_distinct(name, out)
 
 
 def check_step_size(name: str, value: float, dtype: str) -> float:

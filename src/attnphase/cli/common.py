@@ -11,7 +11,7 @@ import numpy as np
 import typer
 
 from ..io import check_output_dir, check_output_file
-from ..params import ModelParams, as_encodings, as_square_matrix, check_alpha
+from ..params import ModelParams, as_encodings, as_square_matrix, check_alpha, check_distinct
 
 T = TypeVar("T")
 
@@ -155,14 +155,12 @@ def check_cluster_options(clusters: int, label_correlation: float, cluster_norm:
 
 
 def distinct(values: list[T], option: str) -> list[T]:
-    """`values` unchanged; UsageError naming `option` and the first value given twice (every
-    list option means each value once: a repeat would compute the same thing again)."""
-    seen: set = set()
-    for v in values:
-        if v in seen:
-            raise UsageError(f"{option}: {v!r} is given twice; give each value once")
-        seen.add(v)
-    return values
+    """`values` unchanged; UsageError naming `option` and the first value given twice
+    (`attnphase.params.check_distinct`)."""
+    try:
+        return check_distinct(option, values)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
 
 
 def parse_list(text: str, option: str, convert: Callable[[str], T]) -> list[T]:

@@ -123,9 +123,9 @@ def landscape(
         if method == "dense":
             refuse_ignored(ctx, ("probes",), "applies to --method hutchinson, not dense")
         elif method == "auto":
-            from ..validity.landscape import DENSE_MAX
+            from ..validity.landscape import DENSE_MAX, trace_method
 
-            if d * p.rank <= DENSE_MAX:  # auto's choice, `_susceptibility`
+            if trace_method(method, d * p.rank) == "dense":  # what the run takes
                 refuse_ignored(
                     ctx,
                     ("probes",),

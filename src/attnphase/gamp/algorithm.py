@@ -61,7 +61,6 @@ from ..params import (
     check_damping,
     check_dimension,
     check_int,
-    check_positive,
 )
 from ..prox import PROBE, attention_form, global_prox, prox_jacobian
 from ..prox.replicon import replicon_terms
@@ -69,7 +68,7 @@ from ..run_options import check_gtol
 from ..sim import INITS, minimise, pick_device
 from ..theory.attention import attention_map
 from ..theory.branches import START_V
-from ..theory.method import MAX_TOL
+from ..theory.method import check_tol
 from ..theory.overlaps import MatrixOverlaps
 from . import equations as eq
 from .accelerate import Anderson
@@ -381,12 +380,7 @@ def run_gamp(
     seed = check_int("seed", seed, minimum=0)
     damping = check_damping(damping)
     max_iter = check_int("max_iter", max_iter)
-    tol = check_positive("tol", tol)
-    if tol > MAX_TOL:  # the same bound as the state evolution's: looser certifies nothing
-        raise ValueError(
-            f"tol must be at most {MAX_TOL:g} (a looser test does not certify a fixed point), "
-            f"got {tol:g}"
-        )
+    tol = check_tol(tol)  # the state evolution's bound: a looser test certifies nothing
     gtol = check_gtol(gtol)
     V0 = check_V0(START_V * np.eye(width) if V0 is None else V0, width)
     patience = max(20, math.ceil(10 / (1 - damping))) if patience is None else patience

@@ -71,16 +71,22 @@ ESTIMATORS = ("ibp", "direct")  # the exact channel's forms of the conjugates (Â
 MAX_TOL = 1e-3
 
 
-def _check_solver(m) -> None:
-    """Validates (in place) the solver options every method carries: tol in (0, MAX_TOL],
-    damping, anderson, max_iter; ValueError names the option."""
-    tol = check_positive("tol", m.tol)
+def check_tol(tol: float) -> float:
+    """A fixed point's tolerance in (0, MAX_TOL] (the state evolution's and GAMP's); ValueError
+    naming `tol` otherwise."""
+    tol = check_positive("tol", tol)
     if tol > MAX_TOL:
         raise ValueError(
             f"tol must be at most {MAX_TOL:g} (a looser test does not certify a fixed point), "
             f"got {tol!r}"
         )
-    object.__setattr__(m, "tol", tol)
+    return tol
+
+
+def _check_solver(m) -> None:
+    """Validates (in place) the solver options every method carries: tol in (0, MAX_TOL],
+    damping, anderson, max_iter; ValueError names the option."""
+    object.__setattr__(m, "tol", check_tol(m.tol))
     object.__setattr__(m, "damping", check_damping(m.damping))
     object.__setattr__(m, "anderson", check_int("anderson", m.anderson, minimum=0))
     object.__setattr__(m, "max_iter", check_int("max_iter", m.max_iter))

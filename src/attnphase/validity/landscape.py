@@ -312,11 +312,18 @@ def hutchinson_block_traces(
     return mean, stacked.std(axis=0, ddof=1) / math.sqrt(probes)
 
 
+def trace_method(method: str, entries: int) -> str:
+    """The trace method that runs: "auto" is dense up to DENSE_MAX entries (d r), Hutchinson
+    above; the others as given."""
+    if method == "auto":
+        return "dense" if entries <= DENSE_MAX else "hutchinson"
+    return method
+
+
 def _susceptibility(curv, hmin, sigma, d, method, probes, rng):
     """(V_sim, V_sim_err, method used) of docs/theory.md §3's V: sigma^2 tr(H^-1)/d."""
     r = curv.shape[1]
-    if method == "auto":
-        method = "dense" if curv.size <= DENSE_MAX else "hutchinson"
+    method = trace_method(method, curv.size)
     nan = np.full((r, r), np.nan)
     if not hmin > 0:
         return nan, nan, method

@@ -110,13 +110,13 @@ def judge(row: dict) -> tuple[str, str]:
         "jump_mass": not row["sem_jump_mass"] < JUMP_MASS_MAX,
     }
     statuses = set(str(row.get("gamp_status", "")).split("; ")) - {"converged"}
-    if failed["gamp_converged"] and statuses == {UNFINISHED}:
-        # every unconverged run was cut short by its max_iter: no evidence either way
-        failed["gamp_converged"] = False
-        reasons = "+".join(k for k in CRITERIA if failed[k])
-        return ("rugged", reasons) if reasons else ("inconclusive", "gamp_unfinished")
+    # every unconverged run cut short by its max_iter: no evidence either way
+    unfinished = failed["gamp_converged"] and statuses == {UNFINISHED}
+    failed["gamp_converged"] &= not unfinished
     reasons = "+".join(k for k in CRITERIA if failed[k])
-    return ("rugged" if reasons else "trustworthy"), reasons
+    if reasons:
+        return "rugged", reasons
+    return ("inconclusive", "gamp_unfinished") if unfinished else ("trustworthy", "")
 
 
 def _fails(flag) -> bool:

@@ -92,3 +92,18 @@ def test_an_interrupted_pool_stops_its_workers_at_once_not_at_their_tasks_end():
     assert time.monotonic() - start < STOP_SECONDS + 1.0
     assert workers and not any(w.is_alive() for w in workers)
     assert futures[-1].cancelled()
+
+
+def test_a_worker_holds_no_semaphore_a_stop_would_leak_and_warns_in_one_line():
+    """A worker's progress bars lock with a thread lock: tqdm's default holds a
+    multiprocessing semaphore, and two workers stopped by `close_pool` made the resource
+    tracker print "2 leaked semaphore objects" after an interrupted `transition`. Its warnings
+    are one line, as the parent's (Python's showed the source line)."""
+    pool = worker_pool(1)
+    try:
+        lock = pool.submit(eval, "type(__import__('tqdm').tqdm.get_lock()).__name__").result()
+        shown = pool.submit(eval, "__import__('warnings').showwarning.__module__").result()
+    finally:
+        close_pool(pool, finished=True)
+    assert lock == "RLock"
+    assert shown == "attnphase._core.orphans"

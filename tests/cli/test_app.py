@@ -708,6 +708,33 @@ def test_requests_of_many_hours_are_refused_with_their_estimate(args, option):
     assert re.match(rf"error: {option}: \d+ fixed points take roughly [\d.e+]+ h", res.output)
 
 
+def test_a_scaling_scan_of_many_hours_is_refused_and_a_long_one_announced(monkeypatch):
+    """A scaling point costs about POINT_FIXED_POINTS cold fixed points of its first rung
+    (`ScanSettings.point_seconds`): 2^20 points at L = 3 come to about 190 h and are refused
+    before any work, naming --points (it ran for hours before saying anything); the default
+    L = 2:8 table is announced on stderr before the table starts (stubbed here)."""
+    res = runner.invoke(app, ["scaling", "--L", "3", "--omega", "0.3", "--points", "1048576"])
+    assert res.exit_code == 2
+    assert re.match(
+        r"error: --points: the scan at L = 3 with 1048576 QMC points .* take roughly "
+        r"[\d.e+]+ h; ask for fewer",
+        res.output,
+    ), res.output
+
+    class Started(Exception):
+        pass
+
+    def started(*args, **kwargs):
+        raise Started
+
+    import attnphase.scaling.table
+
+    monkeypatch.setattr(attnphase.scaling.table, "scaling_table", started)
+    res = runner.invoke(app, ["scaling", "--omega", "0.3"])
+    assert isinstance(res.exception, Started)
+    assert re.search(r"warning: 7 scaling points .* take up to roughly [\d.]+ (min|h)", res.output)
+
+
 @pytest.mark.parametrize(
     "args,message",
     [
@@ -824,6 +851,17 @@ def test_data_beyond_the_memory_is_refused_before_any_work(command):
     res = runner.invoke(app, [command, "--d", "5000000"])
     assert res.exit_code == 2
     assert re.match(r"error: --d: d = 5000000 with n = \d+ training .* needs about", res.output)
+
+
+@pytest.mark.parametrize("command", ["simulate", "trust", "landscape"])
+def test_a_test_set_beyond_the_memory_names_the_test_set(command):
+    """Where the test set holds more sequences than the training set, it is the option that
+    sized the data (`_core.memory.data_option`): 10^12 test sequences named --d before."""
+    res = runner.invoke(app, [command, "--d", "50", "--n-test", "1000000000000"])
+    assert res.exit_code == 2
+    assert re.match(
+        r"error: --n-test: d = 50 with n = \d+ training and 1000000000000 test", res.output
+    )
 
 
 def test_a_global_option_after_the_command_says_where_it_goes():

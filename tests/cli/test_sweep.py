@@ -33,7 +33,15 @@ BAD = [
     (["--kind", "simulation", "--set", "d=0"], "d must be an integer >= 2, got 0"),
     (
         ["--kind", "simulation", "--set", "d=20", "--set", "device=cuda"],
-        "--set: device must be one this machine has",
+        "--set: device='cuda': CUDA is not available on this machine",
+    ),
+    (
+        ["--kind", "simulation", "--set", "d=20", "--set", "device=mps"],
+        "--set: device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got 'mps'",
+    ),
+    (
+        ["--kind", "simulation", "--set", "d=20", "--set", "device=meta"],
+        "--set: device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got 'meta'",
     ),
     (["--grid", "alpha=nan"], "alpha must be finite, got 'nan'"),
     (["--grid", "alpha=1", "--set", "omega=1.5"], r"omega must lie in [0, 1], got 1.5"),

@@ -192,7 +192,8 @@ def test_cli_cuda_unavailable_exits_2(tmp_path):
 
 def test_cli_corrupt_checkpoint_exits_2(tmp_path):
     args = ["histogram", "--checkpoint", str(tmp_path), "--runs", "1", "--epochs", "1"]
-    key = config_from(False, runs=1, epochs=1).adam_key()
+    args += ["--retrain-epochs", "1"]  # under the cost warning (20 SGD epochs: 2 min)
+    key = config_from(False, runs=1, epochs=1, retrain_epochs=1).adam_key()
     (tmp_path / key).mkdir()
     (tmp_path / key / "positional-adam.pt").write_text("garbage")
     res = runner.invoke(app, args)

@@ -54,6 +54,17 @@ def test_bad_input(args, option, monkeypatch, tmp_path):
     assert res.stdout == "" and list(tmp_path.iterdir()) == []
 
 
+def test_a_fault_of_the_store_in_the_plot_folder_names_plot(monkeypatch, tmp_path):
+    """Without --store the store is --plot's folder's scaling.sqlite: a directory there is
+    --plot's fault (it named --store, which was never given)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(scaling_module, "scaling_table", never)
+    (tmp_path / "pf" / "scaling.sqlite").mkdir(parents=True)
+    res = CliRunner().invoke(app, ["scaling", "--L", "2", "--plot", "pf"])
+    assert res.exit_code == 2
+    assert res.stderr.startswith("error: --plot: ") and "scaling.sqlite" in res.stderr
+
+
 def test_plot_folder_resumes(monkeypatch, tmp_path):
     CALLS.clear()
     monkeypatch.setattr(scaling_module, "evaluate_point", fake_point)

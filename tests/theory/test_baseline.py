@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 from attnphase import GaussHermite, ModelParams, linear_test_error, solve
-from attnphase.theory.baseline import adaptive_softmax_moment, teacher_softmax_moments
+from attnphase.theory.baseline import (
+    adaptive_softmax_moment,
+    linear_test_error_qmc,
+    teacher_softmax_moments,
+)
 
 
 def test_adaptive_moments_equal_the_converged_grid():
@@ -38,3 +42,19 @@ def test_exact_solve_at_sigma_one():
     """The exact channel solves sigma = 1 (its eps_lin raised ArithmeticError before)."""
     r = solve(1.0, ModelParams(sigma=1.0), method=GaussHermite((32, 12)))
     assert r.converged and r.kind == "semantic" and np.isfinite(r.linear_test_error)
+
+
+@pytest.mark.parametrize("sigma", [1e-6, 1e-4, 1e-2])
+def test_small_sigma_baseline_is_its_leading_order(sigma):
+    """As rho = sigma^2 -> 0, S*_11 - 1/2 -> h*_1 (h*_1 - h*_2)/4, so Var S*_11 -> 3 rho^2/16 with
+    a relative correction O(rho): eps_lin = 3 sigma^6 (1 - omega)^2 / 8. Both the exact value and
+    the QMC one keep it (measured at sigma 1e-6: 1e-16 relative, and QMC 0.1 of its standard
+    error; exact 1e-7 at 1e-2);
+    E[S^2] - E[S]^2 gave -5.4e-29 at 1e-6 (cancellation), and an uncentred QMC mean of 2^15
+    draws 9.6% too much. Asserted: 1e-6 relative (exact, after the O(rho) correction 1e-4 at
+    sigma 1e-2: rel 2 rho) and 5 standard errors (QMC)."""
+    p = ModelParams(sigma=sigma)
+    leading = 3.0 * sigma**6 * (1.0 - p.omega) ** 2 / 8.0
+    assert linear_test_error(p) == pytest.approx(leading, rel=1e-6 + 2 * sigma**2)
+    mean, se = linear_test_error_qmc(p)
+    assert abs(mean - leading) < 5 * se + 2 * sigma**2 * leading

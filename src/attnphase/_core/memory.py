@@ -33,3 +33,15 @@ def data_bytes(d: int, n: int, n_test: int, L: int, itemsize: int = 8) -> float:
 def data_text(d: int, n: int, n_test: int, L: int) -> str:
     """The data of `data_bytes` in words, for the refusal."""
     return f"d = {d} with n = {n} training and {n_test} test sequences of L = {L} tokens"
+
+
+def data_option(n: int, n_test: int) -> str:
+    """The setting that sizes a run's data for its refusal: the test set ("n_test") where it
+    holds more sequences than the training set, d (which also sets n = alpha d) otherwise."""
+    return "n_test" if n_test > n else "d"
+
+
+def check_data_memory(d: int, n: int, n_test: int, L: int, itemsize: int = 8) -> None:
+    """`check_memory` of a finite-d run's data (`data_bytes`), naming `data_option`."""
+    need = data_bytes(d, n, n_test, L, itemsize)
+    check_memory(data_option(n, n_test), need, data_text(d, n, n_test, L))

@@ -22,6 +22,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
@@ -45,8 +46,23 @@ def die_with_parent(parent_pid: int) -> None:
     threading.Thread(target=_exit_when_orphaned, args=(parent_pid,), daemon=True).start()
 
 
+def warning_line(message: Warning | str) -> str:
+    """A Python warning as one readable line, as the command line shows it: `warning: ...`."""
+    return f"warning: {' '.join(str(message).split())}"
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    sys.stderr.write(warning_line(message) + "\n")
+
+
 def _start_worker(parent_pid: int, threads: int | None) -> None:
     die_with_parent(parent_pid)
+    warnings.showwarning = _show_warning  # one line, as in the parent, not Python's source line
+    from tqdm import tqdm
+
+    # tqdm's default lock holds a multiprocessing semaphore, which a worker stopped by
+    # `close_pool` never releases (the resource tracker then reports it leaked at exit)
+    tqdm.set_lock(threading.RLock())
     # Ctrl-C at a terminal signals the whole process group: the parent alone handles it and
     # stops its workers (`close_pool`), which would otherwise each print a traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)

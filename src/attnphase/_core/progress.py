@@ -1,16 +1,25 @@
 """Progress on stderr, one kind everywhere: a tqdm bar on a terminal; elsewhere (a pipe, a batch
 job, nohup) plain lines, one every LINE_SECONDS, starting only once a run has lasted
-DELAY_SECONDS, so short runs stay silent and long ones are never silent."""
+DELAY_SECONDS, so short runs stay silent and long ones are never silent. A heartbeat thread
+keeps a bar alive through a long item (one fixed point of a minute): the terminal's clock
+redraws every BEAT_SECONDS, and off a terminal the line is repeated with its elapsed time."""
 
 from __future__ import annotations
 
 import io
 import sys
+import threading
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tqdm import tqdm as _Bar
+else:
+    _Bar = object  # tqdm loads with the first bar
 
 DELAY_SECONDS = 5.0
 LINE_SECONDS = 30.0
+BEAT_SECONDS = 1.0
 
 
 class _Lines(io.TextIOBase):
@@ -29,6 +38,37 @@ class _Lines(io.TextIOBase):
             self._last = count
         return len(text)
 
+    def line(self, text: str) -> None:
+        """`text` as a line of its own, even where its count was the last one shown."""
+        self._stream.write(text.replace("\r", "").strip() + "\n")
+        self._stream.flush()
+        self._last = text.replace("\r", "").strip().split("[")[0]
+
+
+class _Beating(_Bar):
+    """A tqdm bar with a heartbeat: a daemon thread calls `beat` every BEAT_SECONDS between
+    updates, until the bar closes (the thread then exits without drawing)."""
+
+    def start_beating(self) -> None:
+        self._stopped = threading.Event()
+        threading.Thread(target=self._beat_loop, name="progress-heartbeat", daemon=True).start()
+
+    def _beat_loop(self) -> None:
+        while not self._stopped.wait(BEAT_SECONDS):
+            with self.get_lock():
+                if self._stopped.is_set() or self.disable:
+                    return
+                self.beat()
+
+    def beat(self) -> None:
+        self.refresh(nolock=True)
+
+    def close(self) -> None:
+        stopped = getattr(self, "_stopped", None)
+        if stopped is not None:
+            stopped.set()
+        super().close()
+
 
 def progress_bar(
     iterable: Iterable | None = None,
@@ -46,12 +86,18 @@ def progress_bar(
     if not enabled:
         return tqdm(iterable, total=total, disable=True)
     if sys.stderr.isatty():
-        return tqdm(iterable, total=total, desc=desc, unit=unit, **options)
 
-    class Lines(tqdm):
+        class Bar(_Beating, tqdm):
+            """A terminal's bar whose clock runs through a long item."""
+
+        bar = Bar(iterable, total=total, desc=desc, unit=unit, **options)
+        bar.start_beating()
+        return bar
+
+    class Lines(_Beating, tqdm):
         """A first line once the run has lasted DELAY_SECONDS, then one every LINE_SECONDS
-        (tqdm's own pacing would wait LINE_SECONDS for the first); a postfix waits for the
-        next line (tqdm would print one at every change)."""
+        (tqdm's own pacing would wait LINE_SECONDS for the first), also within a long item (the
+        heartbeat); a postfix waits for the next line (tqdm would print one at every change)."""
 
         first_shown = False
 
@@ -63,13 +109,21 @@ def progress_bar(
                 self.last_print_t = self._time()  # the next line LINE_SECONDS on; shown
             return shown
 
+        def beat(self) -> None:
+            now = self._time()
+            since = now - (self.last_print_t if self.first_shown else self.start_t)
+            if since >= (LINE_SECONDS if self.first_shown else DELAY_SECONDS):
+                self.first_shown = True
+                self.fp.line(str(self))
+                self.last_print_t = now
+
         def set_postfix(self, ordered_dict=None, refresh=True, **kwargs):
             super().set_postfix(ordered_dict, refresh=False, **kwargs)
 
         def set_postfix_str(self, s="", refresh=True):
             super().set_postfix_str(s, refresh=False)
 
-    return Lines(
+    bar = Lines(
         iterable,
         total=total,
         desc=desc,
@@ -81,3 +135,14 @@ def progress_bar(
         ncols=100,
         **options,
     )
+    bar.start_beating()
+    return bar
+
+
+def close_bars() -> None:
+    """Close every bar still open (an interrupt passed through its loop), so that its last line
+    and its heartbeat end before the message that follows."""
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()

@@ -16,6 +16,8 @@ from typer.core import TyperGroup
 
 from .. import __version__
 from .._core.interrupt import Interrupted, interrupt_requested, sigterm_as_interrupt
+from .._core.orphans import warning_line
+from .._core.progress import close_bars
 from .common import SETTINGS
 from .help import COMMANDS
 
@@ -63,7 +65,7 @@ def one_line(err: Any) -> str:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """A Python warning as one readable line on stderr: `warning: message`."""
-    typer.secho(f"warning: {' '.join(str(message).split())}", err=True, fg="yellow")
+    typer.secho(warning_line(message), err=True, fg="yellow")
 
 
 # standard output that cannot take the results: a closed pipe, a full disk, a closed descriptor
@@ -83,8 +85,10 @@ def _output_failed(err: OSError) -> NoReturn:
     sys.exit(1)
 
 
-def _interrupted() -> NoReturn:
-    typer.secho("interrupted", err=True, fg="red")
+def _interrupted(what: str = "") -> NoReturn:
+    """The interrupt's one line, after the last line of any bar it left open; exit 130."""
+    close_bars()
+    typer.secho(f"interrupted: {what}" if what else "interrupted", err=True, fg="red")
     sys.exit(130)
 
 
@@ -110,8 +114,7 @@ class OneLineErrors(TyperGroup):
                 warnings.showwarning = _show_warning
                 code = super().main(**run)
         except Interrupted as err:
-            typer.secho(f"interrupted: {err}", err=True, fg="red")
-            sys.exit(130)
+            _interrupted(str(err))
         except errors.NoArgsIsHelpError as err:
             err.show()
             sys.exit(err.exit_code)
@@ -119,8 +122,7 @@ class OneLineErrors(TyperGroup):
             typer.secho(f"error: {' '.join(one_line(err).split())}", err=True, fg="red")
             sys.exit(2 if isinstance(err, errors.UsageError) else err.exit_code)
         except typer.Abort:
-            typer.secho("interrupted", err=True, fg="red")
-            sys.exit(130)
+            _interrupted()
         except OSError as err:
             if err.errno in OUTPUT_ERRORS:
                 _output_failed(err)
@@ -132,6 +134,7 @@ class OneLineErrors(TyperGroup):
                 raise
             _interrupted()
         if code == 130:
+            close_bars()
             typer.secho("interrupted", err=True, fg="red")
         try:
             sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit

@@ -11,6 +11,7 @@ import typer
 
 from .._core.interrupt import Interrupted, PartialInterrupt
 from .._core.memory import check_memory, data_bytes, data_text
+from .._core.progress import progress_bar
 from ..params import DEFAULT_N_TEST, check_damping, check_dimension, check_int, variant_of
 from .app import app
 from .common import (
@@ -40,6 +41,7 @@ from .common import (
     refuse_long,
     show_progress,
     usage,
+    warn_long,
 )
 from .help import command_help
 from .tables import FORMATS, render
@@ -150,12 +152,12 @@ def gamp(
             check_int("max_iter", max_iter)
             damping = None if damping is None else check_damping(damping)
             n = int(round(max(alphas) * d))  # the data's memory and the runs' time, before torch
-            check_memory(
-                "d", data_bytes(d, n, DEFAULT_N_TEST, p.L), data_text(d, n, DEFAULT_N_TEST, p.L)
-            )
+            need = data_bytes(d, n, DEFAULT_N_TEST, p.L)  # a fixed test set: d sizes it all
+            check_memory("d", need, data_text(d, n, DEFAULT_N_TEST, p.L))
+            seconds = GAMP_RUN_SECONDS * seeds * len(inits) * sum(alphas) / 1.5 * (d / 1000) ** 2
             refuse_long(
                 "--seeds",
-                GAMP_RUN_SECONDS * seeds * len(inits) * sum(alphas) / 1.5 * (d / 1000) ** 2,
+                seconds,
                 f"{seeds} seed(s) x {len(inits)} start(s) x {len(alphas)} alpha(s) (about "
                 f"{GAMP_RUN_SECONDS:.2g} s a run at d = 1000, alpha = 1.5; it grows like "
                 "alpha d^2)",
@@ -177,6 +179,7 @@ def gamp(
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         fail(err)
+    warn_long(seconds, f"{seeds * len(inits) * len(alphas)} GAMP run(s) at d = {d}")
     from ..gamp import gamp_runs
 
     runs: list = []
@@ -206,8 +209,10 @@ def gamp(
         from ..figures.gamp import gamp_trace_figure
         from ..gamp import trace_table
 
+        bar = progress_bar(runs, enabled=show_progress(), desc="state evolution", unit="run")
         try:
-            rows = [row for res in runs for row in trace_table(res)]
+            with bar:
+                rows = [row for res in bar for row in trace_table(res)]
         except KeyboardInterrupt:
             raise Interrupted(
                 f"all {len(runs)} runs finished (printed above); --plot {plot} not written (the "

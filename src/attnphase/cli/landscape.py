@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from .._core.interrupt import Interrupted, PartialInterrupt
-from .._core.memory import check_memory, data_bytes, data_text
+from .._core.memory import check_data_memory
 from ..params import check_dimension, check_int, check_unit_interval
 from ..run_options import TRACE_METHODS
 from .app import app
@@ -36,6 +36,7 @@ from .common import (
     refuse_long,
     show_progress,
     usage,
+    warn_long,
 )
 from .help import command_help
 from .tables import FORMATS, render
@@ -108,10 +109,11 @@ def landscape(
             check_int("n_test", n_test)
             check_int("probes", probes, minimum=2)
             n = int(round(max(alphas) * d))  # the data's memory, before torch
-            check_memory("d", data_bytes(d, n, n_test, p.L), data_text(d, n, n_test, p.L))
+            check_data_memory(d, n, n_test, p.L)
+            seconds = RUN_SECONDS * seeds * len(starts) * sum(alphas) / 2 * (d / 1000) ** 2
             refuse_long(
                 "--seeds",
-                RUN_SECONDS * seeds * len(starts) * sum(alphas) / 2 * (d / 1000) ** 2,
+                seconds,
                 f"{seeds} seed(s) x {len(starts)} start(s) x {len(alphas)} alpha(s) (about "
                 f"{RUN_SECONDS:.2g} s a run at d = 1000, alpha = 2; it grows like alpha d^2 "
                 "at least)",
@@ -141,6 +143,7 @@ def landscape(
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         fail(err)
+    warn_long(seconds, f"{len(alphas) * len(starts) * seeds} landscape run(s) at d = {d}")
     from ..validity.landscape import probe_landscape
 
     total = len(alphas) * len(starts) * seeds

@@ -24,8 +24,10 @@ from .common import (
     parse_list,
     plot_failed,
     refuse_ignored,
+    refuse_long,
     show_progress,
     usage,
+    warn_long,
 )
 from .help import command_help
 from .tables import FORMATS, render
@@ -166,15 +168,22 @@ def scaling(
                 max_points=max_points,
                 precision=precision,
             )
-            exact = all(
-                family_model(
-                    n, omegas[0], f, a=a, sigma=sigma, lam=lam, mask=mask, heads=heads
-                ).is_l2
+            models = [
+                family_model(n, w, f, a=a, sigma=sigma, lam=lam, mask=mask, heads=heads)
                 for n in lengths
+                for w in omegas
                 for f in families
-            )
+            ]
         except ValueError as err:
             raise usage(err) from None
+        exact = all(m.is_l2 for m in models)
+        slowest = max(models, key=settings.point_seconds)
+        refuse_long(
+            "--points",
+            settings.point_seconds(slowest),
+            f"the scan at L = {slowest.L} with {points} QMC points x {randomisations} "
+            "scramblings (doubled while they disagree) would",
+        )
         if exact:
             refuse_ignored(
                 ctx,
@@ -187,17 +196,22 @@ def scaling(
                 f"--time-limit must be a finite number > 0 of seconds, got {time_limit}"
             )
         check_workers("--workers", workers)
+        store_option = "--store"
         if plot is not None:
             files = [plot / FILES["table"], plot / FILES["figure"]]
             pdf = files[1].with_suffix(".pdf")
             check_outputs({"--plot": files + [pdf]}, {"--plot": [plot]})  # the folder first
-            if store is None:
-                store = plot / FILES["store"]
+            if store is None:  # the store in --plot's folder: its faults are --plot's
+                store, store_option = plot / FILES["store"], "--plot"
         if store is not None:
-            check_store_option(store)
+            check_store_option(store, store_option)
         check_scheduler_option(scheduler)
     except UsageError as err:
         fail(err)
+    warn_long(
+        sum(settings.point_seconds(m) for m in models) / (workers if scheduler is None else 1),
+        f"{len(models)} scaling points (fewer where the store holds them)",
+    )
     from ..scaling.table import scaling_table
 
     backend = "dask" if scheduler else ("process" if workers > 1 else "serial")

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from .._core.memory import check_memory, data_bytes, data_text
+from .._core.memory import check_data_memory
 from ..params import check_dimension, check_int, check_unit_interval
 from ..theory.method import QMC
 from .app import app
@@ -32,6 +32,7 @@ from .common import (
     refuse_long,
     show_progress,
     usage,
+    warn_long,
 )
 from .help import command_help
 from .tables import FORMATS, render
@@ -119,12 +120,13 @@ def trust(
             QMC(points, randomisations)  # a power of two, >= MIN_POINTS; scramblings >= 1
             check_int("n_test", n_test)
             n = int(round(max(alphas) * d))  # the data's memory and the runs' time, before torch
-            check_memory("d", data_bytes(d, n, n_test, p.L), data_text(d, n, n_test, p.L))
+            check_data_memory(d, n, n_test, p.L)
             runs = len(omegas) * sum(alphas) * (d / 1000) ** 2  # a run's cost grows like alpha d^2
             gamp_runs = (gamp_seeds if gamp_seeds is not None else seeds) if gamp else 0
+            seconds = runs * (LBFGS_SECONDS * seeds + GAMP_SECONDS * gamp_runs)
             refuse_long(
                 "--seeds",
-                runs * (LBFGS_SECONDS * seeds + GAMP_SECONDS * gamp_runs),
+                seconds,
                 f"{seeds} seed(s) at {len(alphas)} alpha(s) x {len(omegas)} omega(s) (about "
                 f"{LBFGS_SECONDS:.2g} s of L-BFGS and {GAMP_SECONDS:.2g} s of GAMP a seed at "
                 "d = 1000, alpha = 1; it grows like alpha d^2)",
@@ -140,6 +142,7 @@ def trust(
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         fail(err)
+    warn_long(seconds, f"the simulations and GAMP runs of {len(alphas) * len(omegas)} point(s)")
     if points < 1024:
         typer.secho(
             f"warning: --points {points}: the stability measure's jump mass is resolved to about "

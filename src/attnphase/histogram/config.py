@@ -12,11 +12,14 @@ from dataclasses import asdict, dataclass, replace
 from ..params import check_nonnegative, check_step_size
 
 MODES = ("positional", "semantic", "free")
-# the cost model of `HistogramConfig.seconds`, measured on this project's 2-core machine (load
-# 0.6): quick settings with one epoch of each stage took 17.9 s at 3 runs, 54.4 s at 12 (batch
-# 64) and 11.9 s at 3 runs, batch 256: 5.7 s of data and scoring, and per run, model and epoch
-# 1.0 s at batch 64, 0.52 s at batch 256
+# the cost model of `HistogramConfig.seconds`, measured on this project's 2-core machine: per
+# model and epoch, STEP_SECONDS a step whatever the runs (the runs train together), and per run
+# EPOCH_SECONDS + BATCH_SECONDS / batch_size per 50,000 sequences, after SETUP_SECONDS of data
+# and scoring. One run, one epoch of each stage, 50,000 sequences (load 1.5): 177.7, 51.4, 19.5
+# and 8.3 s at batch 4, 16, 64 and 1024 (estimated 173, 49, 18, 7.8 s); quick settings with one
+# epoch of each stage (load 0.6): 17.9 s at 3 runs, 54.4 s at 12 (estimated 25, 61 s)
 SETUP_SECONDS = 5.7
+STEP_SECONDS = 2.5e-3
 EPOCH_SECONDS = 0.36
 BATCH_SECONDS = 41.0
 RESTRICTED = ("positional", "semantic")
@@ -114,11 +117,13 @@ class HistogramConfig:
 
     def seconds(self) -> float:
         """A rough upper bound of the run's duration on 2 CPU cores: every epoch of both stages
-        run (the Adam stage stops earlier once `target_accuracy` is reached), a run-epoch
-        costing EPOCH_SECONDS + BATCH_SECONDS / batch_size per 50,000 sequences."""
-        per = (EPOCH_SECONDS + BATCH_SECONDS / self.batch_size) * self.n_sequences / 50_000
+        run (the Adam stage stops earlier once `target_accuracy` is reached), a model-epoch
+        costing STEP_SECONDS a step and, per run, EPOCH_SECONDS + BATCH_SECONDS / batch_size per
+        50,000 sequences."""
+        steps = STEP_SECONDS * self.n_sequences / self.batch_size
+        per_run = (EPOCH_SECONDS + BATCH_SECONDS / self.batch_size) * self.n_sequences / 50_000
         epochs = self.epochs + self.retrain_epochs
-        return SETUP_SECONDS + self.runs * len(self.models) * epochs * per
+        return SETUP_SECONDS + len(self.models) * epochs * (steps + self.runs * per_run)
 
     def adam(self) -> TrainConfig:
         return TrainConfig(

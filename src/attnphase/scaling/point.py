@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..params import ModelParams, Tied
-from ..theory import QMC, GaussHermite, Method, NonConvergenceWarning
+from ..theory import QMC, Method, NonConvergenceWarning
 from ..theory.branches import SIMPLEX_BRANCH
 from ..theory.overlaps import MatrixOverlaps
 from ..theory.precision import finer
@@ -152,7 +152,7 @@ def _agreed_scan(
     s.points; climbing the precision ladder (`_next_rung`) while the replicas disagree
     (`disagreements`) or a transition's error is above s.precision, to its end. Also returns
     the disagreements and the transitions short of the precision at the last rung."""
-    method: Method = GaussHermite() if p.is_l2 else QMC(s.points, s.randomisations)
+    method = s.method_for(p)
     while True:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NonConvergenceWarning)

@@ -6,14 +6,19 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..params import check_alpha, check_int
-from ..theory.method import QMC, GaussHermite
+from ..params import ModelParams, check_alpha, check_int
+from ..theory.method import QMC, GaussHermite, Method
 from ..theory.precision import check_precision
 from .family import family_model
 
 # the precision ladder's default budget: the L = 3, omega = 0.3 row needs 2048 points (its
 # replicas disagree at 1024); each doubling doubles the row's time
 MAX_POINTS = 2048
+# one scaling point against one cold fixed point of its first rung (`Method.seconds`) at the
+# default 16 alphas: the scan's alphas on two branches and every scrambling, the roots'
+# refinement, the bisection of both branches' ends and the free solves. Measured on 2 cores:
+# omega 0.3, L = 2 took 176 s (estimate 396 s), L = 3 1588 s at load 3 (estimate 690 s)
+POINT_FIXED_POINTS = 150
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,15 @@ class ScanSettings:
         """The precision ladder's largest number of points (`max_points`, resolved)."""
         assert self.max_points is not None  # resolved in __post_init__
         return self.max_points
+
+    def method_for(self, p: ModelParams) -> Method:
+        """The ladder's first rung for model `p`: the exact channel at L = 2, QMC otherwise."""
+        return GaussHermite() if p.is_l2 else QMC(self.points, self.randomisations)
+
+    def point_seconds(self, p: ModelParams) -> float:
+        """A rough duration of one scaling point of model `p` on the ladder's first rung (each
+        rung climbed doubles it): POINT_FIXED_POINTS cold fixed points per 16 alphas."""
+        return POINT_FIXED_POINTS * self.num / 16 * self.method_for(p).seconds(p)
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as a store point's parameters (precision only where it is asked for, so

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .._core.memory import check_memory, data_bytes, data_text
+from .._core.device import check_device, torch_device
+from .._core.memory import check_memory, data_bytes, data_option, data_text
 from ..params import (
     DEFAULT_N_TEST,
     ModelParams,
@@ -26,10 +27,9 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
 def pick_device(device: str = "auto") -> torch.device:
-    """CUDA when available (for "auto"), CPU otherwise."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    """The torch device of `device` (`_core.device.check_device`): "auto" is CUDA when
+    available, the CPU otherwise."""
+    return torch_device(check_device(device))
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class SimConfig:
         for name, rank in ranks:
             if rank > self.d:  # the d x rank weights would have more columns than dimensions
                 raise ValueError(f"{name} must be <= d = {self.d}, got {rank}")
-        check_memory("d", self.memory_bytes, self.memory_text)
+        check_memory(data_option(self.n, self.n_test), self.memory_bytes, self.memory_text)
         mixture = self.params.mixture
         if mixture is not None and mixture.clusters > self.d:
             raise ValueError(
@@ -142,18 +142,7 @@ class SimConfig:
         check_finite("init_m", self.init_m)
         check_positive("init_scale", self.init_scale)
         check_gtol(self.gtol)
-        if self.device != "auto":
-            try:
-                kind = torch.device(self.device).type
-            except (RuntimeError, TypeError):
-                raise ValueError(
-                    f"device must be 'auto' or a torch device name, got {self.device!r}"
-                ) from None
-            if kind == "cuda" and not torch.cuda.is_available():
-                raise ValueError(
-                    f"device must be one this machine has: torch finds no CUDA device for "
-                    f"{self.device!r}; use 'auto' or 'cpu'"
-                )
+        check_device(self.device)
 
     @property
     def n(self) -> int:

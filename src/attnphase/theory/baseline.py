@@ -17,14 +17,27 @@ from .._core.quadrature import gauss_hermite
 from ..params import ModelParams
 
 
-def teacher_softmax_moments(rho: float, n: int) -> tuple[float, float]:
-    """(E[S*_11], E[S*_11^2]) on an n x n Gauss-Hermite grid; S*_22 has the same law."""
+def _teacher_centred_softmax(rho: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(S*_11 - 1/2, weights) on an n x n Gauss-Hermite grid, written through tanh so that the
+    deviation from 1/2 keeps its relative precision as rho -> 0 (S*_11 = 1/2 + tanh(x/2)/2)."""
     x, w = gauss_hermite(n)
     h1, h2 = np.meshgrid(np.sqrt(rho) * x, np.sqrt(rho) * x, indexing="ij")
-    with np.errstate(over="ignore"):  # exp -> inf where S*_11 -> 0: the right limit
-        s1 = 1.0 / (1.0 + np.exp(-h1 * (h1 - h2)))
-    ww = np.outer(w, w)
-    return float(np.sum(ww * s1)), float(np.sum(ww * s1 * s1))
+    return 0.5 * np.tanh(0.5 * h1 * (h1 - h2)), np.outer(w, w)
+
+
+def teacher_softmax_moments(rho: float, n: int) -> tuple[float, float]:
+    """(E[S*_11], E[S*_11^2]) on an n x n Gauss-Hermite grid; S*_22 has the same law."""
+    t, ww = _teacher_centred_softmax(rho, n)
+    return float(np.sum(ww * (0.5 + t))), float(np.sum(ww * (0.5 + t) ** 2))
+
+
+def teacher_softmax_variance(rho: float, n: int) -> float:
+    """Var S*_11 on an n x n Gauss-Hermite grid, centred twice (about 1/2, then about the mean):
+    no cancellation, so it is non-negative and keeps its relative precision where rho -> 0 (there
+    Var S*_11 -> 3 rho^2 / 16)."""
+    t, ww = _teacher_centred_softmax(rho, n)
+    mean = float(np.sum(ww * t))
+    return float(np.sum(ww * (t - mean) ** 2))
 
 
 def _sigmoid(x):
@@ -63,8 +76,7 @@ def _variance(rho: float, rtol: float) -> float:
     `adaptive_softmax_moment`."""
     n, prev = 40, None
     while n <= 320:  # at 640 the weights of `gauss_hermite` overflow
-        e1, e2 = teacher_softmax_moments(rho, n)
-        var = e2 - e1 * e1
+        var = teacher_softmax_variance(rho, n)
         if prev is not None and abs(var - prev) <= rtol * abs(var):
             return var
         prev, n = var, 2 * n
@@ -117,7 +129,8 @@ def linear_test_error_qmc(
     for k in range(randomisations):
         hstar = p.sigma * gaussian_points(points, L * t, seed + k).reshape(-1, L, t)
         S = attention(hstar, AttentionForm(0, p.causal_target))
-        values.append((S * S).sum((-1, -2)).mean() - (S.mean(0) ** 2).sum())
+        D = S - S[0]  # about one draw first: the mean of D keeps D's precision as sigma -> 0
+        values.append(((D - D.mean(0)) ** 2).sum((-1, -2)).mean())  # centred: no cancellation
     scale = 0.5 * p.sigma**2 * (1.0 - p.omega) ** 2
     v = scale * np.asarray(values)
     return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v)))

@@ -46,3 +46,9 @@ def test_api_lists_are_non_empty_and_distinct():
         scaling_table([], [0.3])
     with pytest.raises(ValueError, match="^omegas: 0.3 is given twice"):
         scaling_table([2], [0.3, 0.3])
+
+
+def test_negative_zero_is_zero():
+    """`--omega -0` printed `omega = -0.0` in its row (the stores already took it as 0)."""
+    p = ModelParams(omega=-0.0, lam=-0.0)
+    assert math.copysign(1.0, p.omega) == 1.0 and math.copysign(1.0, p.lam) == 1.0

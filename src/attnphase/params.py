@@ -14,14 +14,15 @@ ALTERNATIVE_A: tuple[tuple[float, float], tuple[float, float]] = ((0.3, 0.7), (0
 
 
 def check_finite(name: str, value: float) -> float:
-    """Return value as float, or raise ValueError naming the parameter if it is not finite."""
+    """Return value as float (-0.0 as 0.0), or raise ValueError naming the parameter if it is not
+    finite."""
     try:
         x = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a real number, got {value!r}") from None
     if not math.isfinite(x):
         raise ValueError(f"{name} must be finite, got {value!r}")
-    return x
+    return x + 0.0  # -0.0 is 0.0: one zero in tables and stores
 
 
 def check_positive(name: str, value: float) -> float:

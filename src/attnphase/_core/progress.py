@@ -31,18 +31,23 @@ class _Lines(io.TextIOBase):
 
     def write(self, text: str) -> int:
         line = text.replace("\r", "").strip()
-        count = line.split("[")[0]  # the bar and its count, without time, rate and postfix
-        if line and count != self._last:  # the closing refresh repeats the last count
-            self._stream.write(line + "\n")
-            self._stream.flush()
-            self._last = count
+        if line and _count(line) != self._last:  # the closing refresh repeats the last count
+            self._show(line)
         return len(text)
 
     def line(self, text: str) -> None:
         """`text` as a line of its own, even where its count was the last one shown."""
-        self._stream.write(text.replace("\r", "").strip() + "\n")
+        self._show(text.replace("\r", "").strip())
+
+    def _show(self, line: str) -> None:
+        self._stream.write(line + "\n")
         self._stream.flush()
-        self._last = text.replace("\r", "").strip().split("[")[0]
+        self._last = _count(line)
+
+
+def _count(line: str) -> str:
+    """A bar's line without its time, rate and postfix: its description and count."""
+    return line.split("[")[0]
 
 
 class _Beating(_Bar):

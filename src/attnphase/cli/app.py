@@ -85,10 +85,14 @@ def _output_failed(err: OSError) -> NoReturn:
     sys.exit(1)
 
 
-def _interrupted(what: str = "") -> NoReturn:
-    """The interrupt's one line, after the last line of any bar it left open; exit 130."""
+def _interrupt_line(what: str = "") -> None:
+    """The interrupt's one line, after the last line of any bar it left open."""
     close_bars()
     typer.secho(f"interrupted: {what}" if what else "interrupted", err=True, fg="red")
+
+
+def _interrupted(what: str = "") -> NoReturn:
+    _interrupt_line(what)
     sys.exit(130)
 
 
@@ -134,8 +138,7 @@ class OneLineErrors(TyperGroup):
                 raise
             _interrupted()
         if code == 130:
-            close_bars()
-            typer.secho("interrupted", err=True, fg="red")
+            _interrupt_line()
         try:
             sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
         except OSError as err:

@@ -177,11 +177,12 @@ def scaling(
         except ValueError as err:
             raise usage(err) from None
         exact = all(m.is_l2 for m in models)
-        slowest = max(models, key=settings.point_seconds)
+        seconds = [settings.point_seconds(m) for m in models]
+        slowest = max(range(len(models)), key=seconds.__getitem__)
         refuse_long(
             "--points",
-            settings.point_seconds(slowest),
-            f"the scan at L = {slowest.L} with {points} QMC points x {randomisations} "
+            seconds[slowest],
+            f"the scan at L = {models[slowest].L} with {points} QMC points x {randomisations} "
             "scramblings (doubled while they disagree) would",
         )
         if exact:
@@ -209,7 +210,7 @@ def scaling(
     except UsageError as err:
         fail(err)
     warn_long(
-        sum(settings.point_seconds(m) for m in models) / (workers if scheduler is None else 1),
+        sum(seconds) / (workers if scheduler is None else 1),
         f"{len(models)} scaling points (fewer where the store holds them)",
     )
     from ..scaling.table import scaling_table

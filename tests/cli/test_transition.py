@@ -69,7 +69,7 @@ def fake_table(p, values, *, parameter, **kw):
             ended = name == "spinodal_positional"
             row[name] = math.nan if ended else 1.0 + s
             row[f"{name}_err"] = math.nan if ended else 1e-4
-            reason = "line ended before 0.2: alpha 2.6 left the window"
+            reason = "line ended at 0.2: alpha 2.6 left the window"
             row[f"{name}_status"] = reason if ended else "converged"
         rows.append(row)
     df = pd.DataFrame(rows)

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from attnphase.theory.branch_maps import CachedBranchMap
 from attnphase.transitions.newton import checked_solve, newton_broyden
 
 
@@ -40,3 +41,40 @@ def test_an_exact_local_residual_costs_one_global_evaluation():
     assert rep.converged and system.modes.count(False) == 1
     np.testing.assert_allclose(rep.z, np.sqrt(2.0), rtol=1e-9)
     assert rep.evaluations == newton_broyden(_System(0.0), np.array([1.0, 1.5])).evaluations + 1
+
+
+class _Reseeded(CachedBranchMap):
+    """G(x) = x^2 - 2 on one free component; in local mode the prox follows the minimisers the
+    last global evaluation left, stale (G shifted by 0.01) until there is one."""
+
+    def __init__(self):
+        super().__init__("semantic", np.array([True]), 0)
+        self.shift = 0.01
+        self.modes: list[bool] = []
+
+    def _evaluate(self, xf, alpha):
+        self.modes.append(self.local)
+        if not self.local:
+            self.shift = 0.0
+        return xf * xf - 2.0 - (self.shift if self.local else 0.0), 0.0, 0.0
+
+
+class _ReseededSystem:
+    def __init__(self):
+        self.map = _Reseeded()
+        self.branch_maps = (self.map,)
+
+    def __call__(self, z):
+        return self.map.evaluate(z, 1.0)[0]
+
+
+def test_a_local_root_missed_globally_is_solved_again_locally_from_the_global_minimisers():
+    """The global check at the stale local root re-seeds the local mode; a second local solve
+    then reaches sqrt(2), and its global check passes: two global evaluations, no global solve.
+    A branch map that kept its cached local values after the global evaluation would find the
+    stale root again and end in the (several times dearer) global solve."""
+    system = _ReseededSystem()
+    rep = checked_solve(system, np.array([1.0]))
+    assert rep.converged
+    np.testing.assert_allclose(rep.z, np.sqrt(2.0), rtol=1e-9)
+    assert system.map.modes.count(False) == 2 and not system.map.modes[-1]

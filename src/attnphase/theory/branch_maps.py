@@ -34,7 +34,9 @@ class CachedBranchMap(ABC):
     time). Engines implement `_evaluate(xf, alpha)`, which raises OffDomain where the order
     parameter is below `on_branch`, its integration method's (the branch collapsed). With
     `local` True the engine's prox follows each integrand's previous minimiser (the local
-    mode of `theory.iterate.iterate_checked`); the cache keeps the two modes apart."""
+    mode of `theory.iterate.iterate_checked`); the cache keeps the two modes apart, and a
+    global evaluation, which leaves the global minimisers as the warm starts, drops the local
+    mode's values."""
 
     on_branch = GaussHermite.on_branch
     local = False
@@ -57,7 +59,10 @@ class CachedBranchMap(ABC):
         key = np.append(xf, alpha).tobytes() + bytes([self.local])
         if key not in self._cache:
             self.evaluations += 1
-            self._cache[key] = self._evaluate(np.asarray(xf, dtype=float), float(alpha))
+            value = self._evaluate(np.asarray(xf, dtype=float), float(alpha))
+            if not self.local:  # the global search moved the warm starts: local values are stale
+                self._cache = {k: v for k, v in self._cache.items() if not k[-1]}
+            self._cache[key] = value
             if len(self._cache) > CACHE_SIZE:
                 self._cache.pop(next(iter(self._cache)))
         return self._cache[key]

@@ -16,6 +16,7 @@ import numpy as np
 from ..theory.iterate import OffDomain
 
 TOL = 1e-10  # Newton's relative step tolerance (|F| <= sqrt(TOL) at a root)
+LOCAL_ROUNDS = 3  # local solves of `checked_solve`, each from the global minimisers at the last root
 
 
 @dataclass(frozen=True)
@@ -131,27 +132,34 @@ def checked_solve(system, z0: np.ndarray, jacobian: np.ndarray | None = None, **
     """`newton_broyden` (keywords `kw`) on `system` with its branch maps in local mode (each
     integrand's prox follows its previous minimiser: a smooth residual, several times cheaper
     to evaluate), then the residual at the root in global mode: the root stands when that is
-    within the converged bound sqrt(tol) too. Otherwise, or when the local solve fails, the
-    solve is repeated in global mode (from the local root, or from z0). Systems without
-    `branch_maps` are solved as they are."""
+    within the converged bound sqrt(tol) too. Otherwise the global evaluation has left the
+    global minimisers as the warm starts, and the local solve is repeated from its root, up to
+    LOCAL_ROUNDS solves in all; then (or when a local solve fails) the system is solved in global
+    mode from the last local root (or z0). Systems without `branch_maps` are solved as they
+    are."""
     maps = getattr(system, "branch_maps", ())
     if not maps:
         return newton_broyden(system, z0, jacobian, **kw)
-    for m in maps:
-        m.local = True
-    try:
-        rep = newton_broyden(system, z0, jacobian, **kw)
-    finally:
-        for m in maps:
-            m.local = False
     floor = np.sqrt(kw.get("tol", TOL))
-    if rep.converged:
+    z, J, evaluations = z0, jacobian, 0
+    for _ in range(LOCAL_ROUNDS):
+        for m in maps:
+            m.local = True
+        try:
+            rep = newton_broyden(system, z, J, **kw)
+        finally:
+            for m in maps:
+                m.local = False
+        evaluations += rep.evaluations
+        if not rep.converged:
+            break
         try:
             residual = float(np.linalg.norm(system(rep.z)))
         except OffDomain:
             residual = np.inf
+        evaluations += 1
         if residual <= floor:
-            return replace(rep, evaluations=rep.evaluations + 1, residual=residual)
-        z0, jacobian = rep.z, rep.jacobian
-    again = newton_broyden(system, z0, jacobian, **kw)
-    return replace(again, evaluations=rep.evaluations + again.evaluations)
+            return replace(rep, evaluations=evaluations, residual=residual)
+        z, J = rep.z, rep.jacobian
+    again = newton_broyden(system, z, J, **kw)
+    return replace(again, evaluations=evaluations + again.evaluations)

@@ -245,7 +245,7 @@ BAD_INPUT = [
     (["theory", "--alpha", "0"], "--alpha"),
     (["theory", "--alpha", "1:x:3"], "--alpha"),
     (["theory", "--alpha", "1,-2"], "--alpha"),
-    (["theory", "--A", "1,2,3"], "--A must be L*L numbers"),  # was "----A: --A must ..."
+    (["theory", "--A", "1,2,3"], "--A: must be L*L numbers"),  # was "----A: --A must ..."
     (["theory", "--A", "1,2,3,inf"], "--A: A must have finite entries"),
     (["theory", "--order", "1"], "--order"),
     (["theory", "--branch", "sideways"], "--branch"),
@@ -269,15 +269,15 @@ BAD_INPUT = [
     ([*SIM, "--n-test", "0"], "--n-test: n_test must be an integer >= 1"),
     ([*SIM, "--dtype", "float16"], "--dtype"),
     ([*SIM, "--init", "foo"], "--init"),
-    ([*SIM, "--init", ","], "--init must be a comma-separated list"),
+    ([*SIM, "--init", ","], "--init: must be a comma-separated list"),
     ([*SIM, "--optimizer", "foo"], "--optimizer"),
-    ([*SIM, "--workers", "0"], "--workers must be >= 1"),
-    ([*SIM, "--threads", "0"], "--threads must be >= 1"),
+    ([*SIM, "--workers", "0"], "--workers: must be >= 1"),
+    ([*SIM, "--threads", "0"], "--threads: must be >= 1"),
     ([*SIM, "--threads", "100000"], "--threads: 100000 threads on"),
-    ([*SIM, "--seeds", "0"], "--seeds must be >= 1"),
+    ([*SIM, "--seeds", "0"], "--seeds: must be >= 1"),
     ([*SIM, "--lam", "-1"], "--lam"),
     ([*SIM, "--lam-linear", "-1"], "--lam-linear: lam_linear must be >= 0"),
-    ([*SIM, "--A", "1,2"], "--A must be L*L numbers"),
+    ([*SIM, "--A", "1,2"], "--A: must be L*L numbers"),
     ([*SIM, "--format", "xml"], "--format"),
     ([*SIM, "--plot", "FILE/overlay.png"], "--plot: cannot write FILE/overlay.png"),
     ([*SIM, "--plot", "overlay"], "--plot: cannot tell the image format"),
@@ -289,13 +289,13 @@ BAD_INPUT = [
     (["demo", "--out", "FILE/sub"], "--out: cannot write FILE/sub"),
     (["demo"], "--out: results/theory.csv is a directory"),
     # the model beyond L = 2
-    (["theory", "--A", "1,2,3,4,5,6,7,8"], "--A must be L*L numbers"),
+    (["theory", "--A", "1,2,3,4,5,6,7,8"], "--A: must be L*L numbers"),
     (["theory", "--A", "0.6,0.4,0.4,inf"], "--A: A must have finite entries"),
     (["theory", "--rank", "0"], "--rank: rank must be an integer >= 1"),
     (["theory", "--teacher-rank", "0"], "--teacher-rank: teacher_rank must be an integer >= 1"),
     (["theory", "--encoding", "1,0,-1"], "--encoding: encodings must be L = 2 numbers"),
     (["theory", "--encoding", "1,nan"], "--encoding: encodings must have finite entries"),
-    (["theory", "--encoding", "1,x"], "--encoding must be comma-separated numbers"),
+    (["theory", "--encoding", "1,x"], "--encoding: must be comma-separated numbers"),
     (["theory", "--engine", "exact"], "--engine: engine must be one of"),
     (
         ["theory", "--rank", "2", "--engine", "gauss-hermite"],
@@ -307,8 +307,8 @@ BAD_INPUT = [
     (["transition", "--scheduler", "foo"], "--scheduler: scheduler address must look like"),
     (["scaling", "--L", "2", "--scheduler", "foo"], "--scheduler: scheduler address must"),
     (["transition", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler: cannot reach the Dask"),
-    (["theory", "--branch", "mixed"], "--branch must be one of"),
-    (["theory", "--engine", "qmc", "--points", "1"], "--points and --randomisations"),
+    (["theory", "--branch", "mixed"], "--branch: must be one of"),
+    (["theory", "--engine", "qmc", "--points", "1"], "--points/--randomisations: must be"),
     # requests larger than the machine, refused with the estimate before any work
     (["simulate", "--d", "10000000"], "--d: d = 10000000 with n = 5000000 training"),
     (["simulate", "--d", "3000000", "--alpha", "100"], "--d: d = 3000000 with n = 300000000"),
@@ -322,13 +322,13 @@ BAD_INPUT = [
     (["sweep", "--grid", "alpha=1e300", "--store", "s.sqlite"], "--grid: alpha must be <="),
     (["sweep", "--grid", "alpha=1", "--set", "omega=3", "--store", "s.sqlite"], "--set: omega"),
     # Sobol points are powers of two
-    (["theory", "--engine", "qmc", "--points", "3"], "--points must be a power of two"),
-    (["theory", "--engine", "qmc", "--points", "1000"], "--points must be a power of two"),
-    (["transition", "--engine", "qmc", "--points", "1000"], "--points must be a power of"),
+    (["theory", "--engine", "qmc", "--points", "3"], "--points: must be a power of two"),
+    (["theory", "--engine", "qmc", "--points", "1000"], "--points: must be a power of two"),
+    (["transition", "--engine", "qmc", "--points", "1000"], "--points: must be a power of"),
     (["trust", "--points", "3"], "--points: points must be a power of two"),
     # a branch the model does not have, with what it would need
-    (["theory", "--branch", "mixed", "--engine", "qmc"], "--branch must be one of"),
-    (["theory", "--branch", "clustered"], "--branch must be one of"),
+    (["theory", "--branch", "mixed", "--engine", "qmc"], "--branch: must be one of"),
+    (["theory", "--branch", "clustered"], "--branch: must be one of"),
     # a store is an SQLite file
     (["sweep", "--grid", "alpha=1", "--store", "results.csv"], "--store: a store is an SQLite"),
     (["sweep", "--grid", "alpha=1", "--store", "/dev/null"], "--store: /dev/null is not a regula"),
@@ -337,7 +337,7 @@ BAD_INPUT = [
     (["outcomes", "--store", "runs"], "--store: a store is an SQLite file"),
     # figure
     (["figure", "fig5"], "NAME must be one of"),
-    (["figure", "fig2", "--workers", "0"], "--workers must be >= 1"),
+    (["figure", "fig2", "--workers", "0"], "--workers: must be >= 1"),
     (["figure", "fig3", "--out", "FILE"], "--out: FILE is a file"),
     # histogram
     (["histogram", "--runs", "0"], "--runs"),
@@ -619,7 +619,7 @@ def test_an_interrupted_simulate_prints_the_points_it_finished(monkeypatch):
         (["theory", "--alpha", "1:1:3"], "--alpha: 1.0 is given twice"),
         (["theory", "--alpha", "1:2:1"], "--alpha: '1:2:1' is one point between two ends"),
         (["simulate", "--init", "semantic,semantic"], "--init: 'semantic' is given twice"),
-        (["simulate", "--init", "semantic,,positional"], "--init must be a comma-separated"),
+        (["simulate", "--init", "semantic,,positional"], "--init: must be a comma-separated"),
         (["gamp", "--init", "random,random"], "--init: 'random' is given twice"),
         (["transition", "--omega", "0.1,0.2,0.1"], "--omega: 0.1 is given twice"),
         (["transition", "--lines", "alpha_c,alpha_c"], "--lines: 'alpha_c' is given twice"),
@@ -680,7 +680,7 @@ def test_a_refusal_loads_no_heavy_library(args):
         (["scaling", "--sigma", "1e300"], "--sigma: sigma must be <= 1e+06"),
         (["simulate", "--sigma", "1e7"], "--sigma: sigma must be <= 1e+06"),
         (["theory", "--encoding", "1e300,-1e300"], "--encoding: encodings entries must lie in"),
-        (["scaling", "--time-limit", "inf"], "--time-limit must be a finite number > 0"),
+        (["scaling", "--time-limit", "inf"], "--time-limit: must be a finite number > 0"),
     ],
 )
 def test_scales_that_overflow_are_refused_naming_the_option(args, message):

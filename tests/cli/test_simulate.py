@@ -23,8 +23,8 @@ BAD = [
     ([*SIM, "--A", A3_TEXT, "--encoding", "1,-1"], "--encoding: encodings must be L = 3 numbers"),
     ([*SIM, "--encoding", "1,nan"], "--encoding: encodings must have finite entries"),
     ([*SIM, "--encoding", "1,inf"], "--encoding: encodings must have finite entries"),
-    ([*SIM, "--encoding", "1,x"], "--encoding must be comma-separated numbers"),
-    ([*SIM, "--A", "0.6,0.2,0.2,0.2,0.6,0.2,0.2,0.2"], "--A must be L*L numbers"),
+    ([*SIM, "--encoding", "1,x"], "--encoding: must be comma-separated numbers"),
+    ([*SIM, "--A", "0.6,0.2,0.2,0.2,0.6,0.2,0.2,0.2"], "--A: must be L*L numbers"),
     ([*SIM, "--rank", "2", "--plot", "o.png"], "--plot: the overlay draws scalar theta and m"),
     ([*SIM, "--teacher-rank", "2", "--plot", "o.png"], "--plot: the overlay draws scalar"),
 ]

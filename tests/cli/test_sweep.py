@@ -19,10 +19,10 @@ from tests.sweep_points import counted
 runner = CliRunner()
 
 BAD = [
-    (["--workers", "0", "--grid", "alpha=1"], "--workers must be >= 1, got 0"),
-    (["--dask-workers", "-1", "--grid", "alpha=1"], "--dask-workers must be >= 0"),
-    (["--kind", "experiment"], "--kind must be one of"),
-    (["--format", "xml", "--grid", "alpha=1"], "--format must be one of"),
+    (["--workers", "0", "--grid", "alpha=1"], "--workers: must be >= 1, got 0"),
+    (["--dask-workers", "-1", "--grid", "alpha=1"], "--dask-workers: must be >= 0"),
+    (["--kind", "experiment"], "--kind: must be one of"),
+    (["--format", "xml", "--grid", "alpha=1"], "--format: must be one of"),
     (["--grid", "foo=1,2"], "--grid: unknown theory parameter 'foo'; valid: alpha, omega, sigma"),
     (["--grid", "alpha=1", "--grid", "alpha=2"], "--grid: alpha given twice"),
     # a value twice, also in another spelling: the same points again
@@ -50,9 +50,9 @@ BAD = [
     (["--grid", "alpha=1", "--set", "A=1,2,3"], "A must be a square matrix"),
     (["--kind", "theory"], "alpha must be given in a theory sweep"),
     (["--grid", "alpha=1", "--seeds", "2"], "--seeds: theory points have no seed"),
-    (["--kind", "simulation", "--seeds", "0"], "--seeds must be >= 1, got 0"),
+    (["--kind", "simulation", "--seeds", "0"], "--seeds: must be >= 1, got 0"),
     (["--kind", "simulation", "--seeds", "2", "--grid", "seed=4"], "--seeds: give either"),
-    (["--grid", "alpha=1", "--export", "{tmp}/out.txt"], "--export must end in .csv or .parquet"),
+    (["--grid", "alpha=1", "--export", "{tmp}/out.txt"], "--export: must end in .csv or .parquet"),
     (["--grid", "alpha=1", "--export", "{tmp}/file/out.csv"], "--export: cannot write"),
     (["--grid", "alpha=1", "--store", "{tmp}/file/s.sqlite"], "--store: cannot write"),
     (["--grid", "alpha=1", "--store", "{tmp}"], "--store: {tmp} is a directory"),

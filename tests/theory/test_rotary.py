@@ -124,7 +124,7 @@ def test_rotary_branches_and_cli_refusals():
     res = runner.invoke(app, ["theory", "--rope", "1", "--heads", "2", "--alpha", "1.5"])
     assert res.exit_code == 2 and "error: --rope: rotary positions go with" in res.output
     res = runner.invoke(app, ["theory", "--rope", "x", "--rank", "2", "--alpha", "1.5"])
-    assert res.exit_code == 2 and "--rope must be a comma-separated list" in res.output
+    assert res.exit_code == 2 and "--rope: must be a comma-separated list" in res.output
 
 
 @pytest.mark.slow

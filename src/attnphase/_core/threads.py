@@ -49,9 +49,9 @@ def check_threads(name: str, threads: int) -> int:
     """`threads` when it is an integer in [1, usable_cores()]; ValueError naming `name` otherwise
     (more threads than cores slow every job beside this one)."""
     if isinstance(threads, bool) or not isinstance(threads, int):
-        raise ValueError(f"{name} must be an integer, got {threads!r}")
+        raise ValueError(f"{name}: must be an integer, got {threads!r}")
     if threads < 1:
-        raise ValueError(f"{name} must be >= 1, got {threads}")
+        raise ValueError(f"{name}: must be >= 1, got {threads}")
     cores = usable_cores()
     if threads > cores:
         raise ValueError(f"{name}: {threads} threads on {cores} usable core(s); at most {cores}")
@@ -62,9 +62,9 @@ def check_processes(name: str, workers: int) -> int:
     """`workers` when it is an integer in [1, PROCESSES_PER_CORE * usable_cores()]; ValueError
     naming `name` otherwise."""
     if isinstance(workers, bool) or not isinstance(workers, int):
-        raise ValueError(f"{name} must be an integer, got {workers!r}")
+        raise ValueError(f"{name}: must be an integer, got {workers!r}")
     if workers < 1:
-        raise ValueError(f"{name} must be >= 1, got {workers}")
+        raise ValueError(f"{name}: must be >= 1, got {workers}")
     cores = usable_cores()
     if workers > PROCESSES_PER_CORE * cores:
         raise ValueError(

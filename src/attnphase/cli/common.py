@@ -172,7 +172,7 @@ def parse_list(text: str, option: str, convert: Callable[[str], T]) -> list[T]:
             raise ValueError
         values = [convert(item) for item in items]
     except ValueError:
-        raise UsageError(f"{option} must be a comma-separated list, got {text!r}") from None
+        raise UsageError(f"{option}: must be a comma-separated list, got {text!r}") from None
     return distinct(values, option)
 
 
@@ -183,7 +183,7 @@ def parse_values(text: str, option: str, check: Callable[[float], object]) -> li
     """A value, a comma-separated list, or start:stop:num (inclusive, num points; one point
     only where start = stop), each passed through `check` (a params validator raising
     ValueError) and none twice; errors name `option`."""
-    form = f"{option} must be a value, a comma-separated list or start:stop:num, got {text!r}"
+    form = f"{option}: must be a value, a comma-separated list or start:stop:num, got {text!r}"
     if ":" in text:
         try:
             start, stop, num = (float(v) for v in text.split(":"))
@@ -222,7 +222,7 @@ def parse_frequencies(text: str | None) -> tuple[float, ...] | None:
         return tuple(float(item) for item in text.split(","))
     except ValueError:
         raise UsageError(
-            f"--rope must be a comma-separated list of numbers, got {text!r}"
+            f"--rope: must be a comma-separated list of numbers, got {text!r}"
         ) from None
 
 
@@ -243,7 +243,7 @@ def parse_order(text: str, option: str = "--order") -> tuple[int, int]:
         parts *= 2
     if len(parts) != 2 or min(parts) < MIN_ORDER:
         raise UsageError(
-            f"{option} must be n or n_xi,n_y with integers >= {MIN_ORDER}, got {text!r}"
+            f"{option}: must be n or n_xi,n_y with integers >= {MIN_ORDER}, got {text!r}"
         )
     return parts[0], parts[1]
 
@@ -253,7 +253,7 @@ def parse_numbers(text: str, option: str) -> tuple[float, ...]:
     try:
         return tuple(float(v) for v in text.split(","))
     except ValueError:
-        raise UsageError(f"{option} must be comma-separated numbers, got {text!r}") from None
+        raise UsageError(f"{option}: must be comma-separated numbers, got {text!r}") from None
 
 
 def parse_matrix(text: str) -> tuple[float, ...]:
@@ -262,7 +262,7 @@ def parse_matrix(text: str) -> tuple[float, ...]:
     L = math.isqrt(len(vals))
     if L < 2 or L * L != len(vals):
         raise UsageError(
-            f"--A must be L*L numbers row by row (L >= 2: a11,a12,a21,a22 for L = 2), got {text!r}"
+            f"--A: must be L*L numbers row by row (L >= 2: a11,a12,a21,a22 for L = 2), got {text!r}"
         )
     return vals
 

@@ -143,7 +143,7 @@ def gamp(
         except ValueError as err:
             raise usage(err) from None
         if format not in FORMATS:
-            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+            raise UsageError(f"--format: must be one of {FORMATS}, got {format!r}")
         try:
             d = check_dimension(d)
             alphas = parse_alphas(alpha)

@@ -71,9 +71,9 @@ def histogram(
     semantic transformers, the unfreeze-and-retrain check, mechanism scores."""
     try:
         if format not in FORMATS:
-            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+            raise UsageError(f"--format: must be one of {FORMATS}, got {format!r}")
         if device not in ("auto", "cpu", "cuda"):
-            raise UsageError(f"--device must be auto, cpu or cuda, got {device!r}")
+            raise UsageError(f"--device: must be auto, cpu or cuda, got {device!r}")
         if device == "cuda":
             import torch
 

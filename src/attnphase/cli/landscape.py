@@ -102,7 +102,7 @@ def landscape(
         starts = parse_starts(start_overlap)
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
         if format not in FORMATS:
-            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+            raise UsageError(f"--format: must be one of {FORMATS}, got {format!r}")
         try:
             check_dimension(d)
             check_int("seeds", seeds)
@@ -121,7 +121,7 @@ def landscape(
         except ValueError as err:
             raise usage(err) from None
         if method not in TRACE_METHODS:
-            raise UsageError(f"--method must be one of {TRACE_METHODS}, got {method!r}")
+            raise UsageError(f"--method: must be one of {TRACE_METHODS}, got {method!r}")
         if method == "dense":
             refuse_ignored(ctx, ("probes",), "applies to --method hutchinson, not dense")
         elif method == "auto":

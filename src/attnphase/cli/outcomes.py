@@ -90,14 +90,14 @@ def outcomes(
     try:
         alphas = parse_alphas(alpha)
         if runs < 1:
-            raise UsageError(f"--runs must be >= 1, got {runs}")
+            raise UsageError(f"--runs: must be >= 1, got {runs}")
         check_workers("--workers", workers)
         if format not in FORMATS:
-            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+            raise UsageError(f"--format: must be one of {FORMATS}, got {format!r}")
         if init not in INITS:
-            raise UsageError(f"--init must be one of {INITS}, got {init!r}")
+            raise UsageError(f"--init: must be one of {INITS}, got {init!r}")
         if optimizer not in OPTIMIZERS:
-            raise UsageError(f"--optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+            raise UsageError(f"--optimizer: must be one of {OPTIMIZERS}, got {optimizer!r}")
         try:
             check_dimension(d)
             check_gtol(gtol)

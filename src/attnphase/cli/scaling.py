@@ -70,7 +70,7 @@ def parse_families(text: str) -> list[str]:
     families = parse_list(text, "--encodings", str)
     bad = [f for f in families if f not in FAMILIES]
     if bad:
-        raise UsageError(f"--encodings must be a list of {','.join(FAMILIES)}, got {text!r}")
+        raise UsageError(f"--encodings: must be a list of {','.join(FAMILIES)}, got {text!r}")
     return families
 
 
@@ -154,7 +154,7 @@ def scaling(
         except ValueError as err:
             raise usage(err) from None
         if format not in FORMATS:
-            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+            raise UsageError(f"--format: must be one of {FORMATS}, got {format!r}")
         try:
             settings = ScanSettings(
                 a=a,
@@ -194,7 +194,7 @@ def scaling(
             )
         if time_limit is not None and not 0 < time_limit < float("inf"):
             raise UsageError(
-                f"--time-limit must be a finite number > 0 of seconds, got {time_limit}"
+                f"--time-limit: must be a finite number > 0 of seconds, got {time_limit}"
             )
         check_workers("--workers", workers)
         store_option = "--store"

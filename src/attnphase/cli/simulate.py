@@ -162,11 +162,11 @@ def simulate(
         p = build_params(omega, sigma, lam, A, rank, teacher_rank, encoding)
         inits = parse_list(init, "--init", str)
         if format not in FORMATS:
-            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+            raise UsageError(f"--format: must be one of {FORMATS}, got {format!r}")
         if seeds < 1:
-            raise UsageError(f"--seeds must be >= 1, got {seeds}")
+            raise UsageError(f"--seeds: must be >= 1, got {seeds}")
         if optimizer not in OPTIMIZERS:
-            raise UsageError(f"--optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+            raise UsageError(f"--optimizer: must be one of {OPTIMIZERS}, got {optimizer!r}")
         check_workers("--workers", workers)
         from .._core.threads import check_threads
 

@@ -92,7 +92,7 @@ def sweep(
 
     try:
         if kind not in KINDS:
-            raise UsageError(f"--kind must be one of {KINDS}, got {kind!r}")
+            raise UsageError(f"--kind: must be one of {KINDS}, got {kind!r}")
         given = [
             o for o, v in (("--workers", workers), ("--scheduler", scheduler)) if v is not None
         ]
@@ -102,13 +102,13 @@ def sweep(
         workers = DEFAULT_WORKERS if workers is None else workers
         check_workers("--workers", workers)
         if dask_workers < 0:
-            raise UsageError(f"--dask-workers must be >= 0, got {dask_workers}")
+            raise UsageError(f"--dask-workers: must be >= 0, got {dask_workers}")
         if dask_workers > 0:
             check_workers("--dask-workers", dask_workers)
         if format not in FORMATS:
-            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+            raise UsageError(f"--format: must be one of {FORMATS}, got {format!r}")
         if batch < 1:
-            raise UsageError(f"--batch must be >= 1, got {batch}")
+            raise UsageError(f"--batch: must be >= 1, got {batch}")
         try:
             values = parse_grid(grid or [], kind)
         except ValueError as err:
@@ -121,7 +121,7 @@ def sweep(
             if kind != "simulation":
                 raise UsageError("--seeds: theory points have no seed")
             if seeds < 1:
-                raise UsageError(f"--seeds must be >= 1, got {seeds}")
+                raise UsageError(f"--seeds: must be >= 1, got {seeds}")
             if "seed" in values or "seed" in fixed:
                 raise UsageError("--seeds: give either --seeds N or seed values, not both")
             values["seed"] = list(range(seeds))

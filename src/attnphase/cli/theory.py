@@ -120,10 +120,10 @@ def method_for(
         raise UsageError(f"--engine: engine must be one of {ENGINES}, got {engine!r}")
     if points < 2 or randomisations < 2:
         raise UsageError(
-            f"--points and --randomisations must be >= 2, got {points}, {randomisations}"
+            f"--points/--randomisations: must be >= 2, got {points}, {randomisations}"
         )
     if engine != GaussHermite.name and points & (points - 1):
-        raise UsageError(f"--points must be a power of two (e.g. 1024, 8192), got {points}")
+        raise UsageError(f"--points: must be a power of two (e.g. 1024, 8192), got {points}")
     if engine == "auto":
         engine = GaussHermite.name if p.is_l2 else QMC.name
     exact = engine == GaussHermite.name
@@ -285,7 +285,7 @@ def theory(
         orders = parse_order(order)
         check_cluster_options(clusters, label_correlation, cluster_norm)
         if clusters < 1:
-            raise UsageError(f"--clusters must be an integer >= 1, got {clusters}")
+            raise UsageError(f"--clusters: must be an integer >= 1, got {clusters}")
         try:
             variant = variant_of(
                 untied,
@@ -321,11 +321,11 @@ def theory(
             }
             missing = [why[b] for b in why if b not in valid]
             raise UsageError(
-                f"--branch must be one of {valid + ('all',)} here, got {branch!r}"
+                f"--branch: must be one of {valid + ('all',)} here, got {branch!r}"
                 + (f" ({'; '.join(missing)})" if missing else "")
             )
         if format not in FORMATS:
-            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+            raise UsageError(f"--format: must be one of {FORMATS}, got {format!r}")
         if precision is not None:
             from ..theory.precision import check_precision
 

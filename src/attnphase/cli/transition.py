@@ -181,19 +181,19 @@ def transition(
                 "variant (--mask, --heads) is scanned (--method scan)"
             )
         if format not in FORMATS:
-            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+            raise UsageError(f"--format: must be one of {FORMATS}, got {format!r}")
         if not 0 < alpha_min < alpha_max < float("inf"):
             raise UsageError(
                 f"--alpha-min/--alpha-max: need 0 < min < max, got {alpha_min}, {alpha_max}"
             )
         if num < 3:
-            raise UsageError(f"--num must be >= 3, got {num}")
+            raise UsageError(f"--num: must be >= 3, got {num}")
         orders = parse_order(order), parse_order(check_order, "--check-order")
         integration = method_for(engine, p, orders[0], points, randomisations, orders[1])
         from ..transitions.table import APPROACHES, transition_table  # pandas: from here
 
         if method not in APPROACHES:
-            raise UsageError(f"--method must be one of {APPROACHES}, got {method!r}")
+            raise UsageError(f"--method: must be one of {APPROACHES}, got {method!r}")
         ignored_by(ctx, integration, ("order", "check_order"))
         if orders[0] == orders[1] and not integration.averages_replicas:
             same = ",".join(map(str, orders[0]))
@@ -226,7 +226,7 @@ def transition(
             refuse_ignored(ctx, ("num",), "applies to a scan; this run follows the lines")
         names = list(LINES) if lines == "all" else parse_list(lines, "--lines", str)
         if not set(names) <= set(LINES):
-            raise UsageError(f"--lines must be all or a list of {','.join(LINES)}, got {lines!r}")
+            raise UsageError(f"--lines: must be all or a list of {','.join(LINES)}, got {lines!r}")
         if not scanned:
             cost = LINE_POINT_COST * len(names) * len(values)
             check_request(p, integration, cost, f"--{parameter}")

@@ -101,7 +101,7 @@ def trust(
         if p.L != 2:
             raise UsageError(f"--A: the map uses the exact L = 2 engine, got L = {p.L}")
         if format not in FORMATS:
-            raise UsageError(f"--format must be one of {FORMATS}, got {format!r}")
+            raise UsageError(f"--format: must be one of {FORMATS}, got {format!r}")
         if not gamp:
             refuse_ignored(
                 ctx, ("gamp_seeds", "gamp_max_iter"), "applies to GAMP, which --no-gamp turns off"

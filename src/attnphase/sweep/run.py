@@ -90,7 +90,7 @@ def check_export(path: str | Path, option: str = "export") -> Path:
     """ValueError naming `option` unless `path` ends in .csv or .parquet and can be written."""
     path = Path(path)
     if path.suffix not in EXPORT_SUFFIXES:
-        raise ValueError(f"{option} must end in .csv or .parquet, got {path}")
+        raise ValueError(f"{option}: must end in .csv or .parquet, got {path}")
     return check_output_file(path, option)
 
 

@@ -222,7 +222,7 @@ def test_library_refuses_what_it_does_not_solve():
 @pytest.mark.parametrize(
     "args, start",
     [
-        (["--clusters", "0"], "--clusters must be an integer >= 1"),
+        (["--clusters", "0"], "--clusters: must be an integer >= 1"),
         (["--clusters", "9"], "--clusters: K^L = 9^2"),
         (["--clusters", "2", "--label-correlation", "1.5"], "--label-correlation"),
         (["--clusters", "2", "--cluster-norm", "-1"], "--cluster-norm"),
@@ -230,7 +230,7 @@ def test_library_refuses_what_it_does_not_solve():
         (["--clusters", "2", "--untied"], "--clusters: correlated tokens"),
         (["--clusters", "2", "--stability"], "--stability"),
         (["--clusters", "2", "--engine", "gauss-hermite"], "--engine"),
-        (["--branch", "clustered"], "--branch must be one of"),
+        (["--branch", "clustered"], "--branch: must be one of"),
     ],
 )
 def test_cli_rejects_bad_cluster_options(rejected, args, start):

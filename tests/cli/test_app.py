@@ -780,6 +780,24 @@ def test_the_help_lists_every_command_once_in_order_with_one_line_each():
     assert listed == list(COMMANDS)
 
 
+@pytest.mark.parametrize("columns", ["60", "72"])
+def test_help_on_a_narrow_terminal_shows_every_option_whole(columns):
+    """Below 80 columns rich's option table cut names, defaults and paths with an ellipsis
+    (--teacher-ra…, the default A, docs/theory-untied.m…); there the help is click's plain text,
+    which wraps them. Every option of every command appears in full."""
+    import typer.main
+
+    from attnphase.cli.help import COMMANDS
+
+    group = typer.main.get_command(app)
+    for name in COMMANDS:
+        res = runner.invoke(app, [name, "--help"], env={"COLUMNS": columns})
+        assert res.exit_code == 0 and "…" not in res.output, res.output
+        for param in group.commands[name].params:
+            for option in param.opts:
+                assert option in res.output, (name, option)
+
+
 @pytest.mark.parametrize(
     "name",
     ["theory", "transition", "scaling", "simulate", "gamp", "sweep", "trust", "landscape"]

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import sys
 import warnings
 from collections.abc import Sequence
 from typing import Annotated, Any, NoReturn
 
 import typer
-from typer.core import TyperGroup
+from typer.core import MarkupMode, TyperCommand, TyperGroup
 
 from .. import __version__
 from .._core.interrupt import Interrupted, interrupt_requested, sigterm_as_interrupt
@@ -96,15 +97,35 @@ def _interrupted(what: str = "") -> NoReturn:
     sys.exit(130)
 
 
+# below this many columns rich's option table cuts long option names, defaults and paths with
+# an ellipsis; click's plain help wraps them instead
+RICH_HELP_COLUMNS = 80
+
+
+def _help_markup() -> MarkupMode:
+    """rich's help on a terminal at least RICH_HELP_COLUMNS wide, click's plain help otherwise."""
+    return "rich" if shutil.get_terminal_size().columns >= RICH_HELP_COLUMNS else None
+
+
 class OneLineErrors(TyperGroup):
     """A typer group whose usage errors are one line (`one_line`) and whose interrupt (Ctrl-C
     outside a command's own handling) is one line too; `--help` lists the commands in the order
-    of `help.COMMANDS`."""
+    of `help.COMMANDS`, and is plain text on a narrow terminal (`_help_markup`)."""
 
     def list_commands(self, ctx: Any) -> list[str]:
         names = super().list_commands(ctx)
         order = list(COMMANDS)
         return sorted(names, key=lambda n: order.index(n) if n in order else len(order))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if isinstance(command, TyperCommand):
+            command.rich_markup_mode = _help_markup()
+        return command
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.rich_markup_mode = _help_markup()
+        super().format_help(ctx, formatter)
 
     def main(  # type: ignore[override]
         self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any

@@ -845,6 +845,29 @@ def test_an_interrupt_names_what_was_kept(module, function, args, kept, tmp_path
     assert line.startswith("interrupted: ") and kept in line and "resume" in line
 
 
+def test_an_interrupt_closes_the_bars_it_left_open_before_its_line(tmp_path, monkeypatch):
+    """A bar whose loop the interrupt passed through is still open; it is closed (its last line
+    written, its heartbeat stopped) before the interrupt's line, which stays the last one."""
+    import attnphase.histogram
+    from attnphase._core.progress import progress_bar
+
+    left_open = []
+
+    def interrupted(*a, **kw):
+        bar = progress_bar(range(3), enabled=True, desc="stage", unit="epoch")
+        loop = iter(bar)  # a loop's frame, kept alive by the traceback while the line prints
+        left_open.extend([bar, loop])
+        next(loop)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(attnphase.histogram, "run_histogram", interrupted)
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["histogram", "--quick"])
+    assert res.exit_code == 130
+    assert left_open[0].disable  # tqdm's mark of a closed bar
+    assert res.stderr.strip().splitlines()[-1].startswith("interrupted: ")
+
+
 def test_a_demo_interrupted_before_writing_says_nothing_was_kept(tmp_path, monkeypatch):
     import attnphase.paper.demo
 

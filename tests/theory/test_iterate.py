@@ -136,3 +136,47 @@ def test_checked_iteration_accepts_an_exact_local_mode_with_one_check():
     rep = iterate_checked(fmap, np.zeros(2), **kw)
     assert rep.converged and fmap.global_calls == 1 and rep.aux == "global"
     np.testing.assert_allclose(rep.x, _exact(), rtol=1e-9)
+
+
+class _Jumps:
+    """A global map with jumps: F(x) = 1 + a deterministic jitter of 1e-3 (a node's minimiser
+    switching with every move); the local mode is smooth, F(x) = 1, so every local iteration
+    converges and every global check fails (the L = 2 check order at lambda 1e-12)."""
+
+    def __init__(self):
+        self.local, self.global_calls = False, 0
+
+    def step(self, x):
+        if self.local:
+            return np.ones_like(x), None
+        self.global_calls += 1
+        return 1.0 + 1e-3 * np.sin(1e4 * x + self.global_calls), None
+
+
+def test_a_global_iteration_on_a_plateau_of_jumps_stops_when_it_stalls():
+    """It ran to max_iter (300 evaluations at the check order, 30 s); it now stops once
+    STALL_ITERATIONS bring no residual 10% below the least before, unconverged, saying why."""
+    from attnphase.theory.iterate import CHECK_ROUNDS, STALL_ITERATIONS, iterate_checked
+
+    fmap = _Jumps()
+    kw = {"admissible": lambda x: True, "damping": 0.5, "tol": 1e-7, "max_iter": 300}
+    rep = iterate_checked(fmap, np.zeros(1), **kw)
+    assert not rep.converged and rep.status == "stalled" and rep.unfinished
+    assert fmap.global_calls < CHECK_ROUNDS + 3 * STALL_ITERATIONS
+
+
+def test_a_slow_contraction_is_not_taken_for_a_stall():
+    """F(x) = 0.99 x + 0.01 (230 iterations a decade): the stall test leaves it to converge."""
+    from attnphase.theory.iterate import iterate_steps, run
+
+    steps = iterate_steps(
+        lambda x: (0.99 * x + 0.01, None),
+        np.zeros(1),
+        admissible=lambda x: True,
+        damping=0.0,
+        tol=1e-6,
+        max_iter=3000,
+        stall=40,
+    )
+    rep = run(steps)
+    assert rep.converged and rep.iterations > 500

@@ -119,9 +119,7 @@ def method_for(
     if engine not in ENGINES:
         raise UsageError(f"--engine: engine must be one of {ENGINES}, got {engine!r}")
     if points < 2 or randomisations < 2:
-        raise UsageError(
-            f"--points/--randomisations: must be >= 2, got {points}, {randomisations}"
-        )
+        raise UsageError(f"--points/--randomisations: must be >= 2, got {points}, {randomisations}")
     if engine != GaussHermite.name and points & (points - 1):
         raise UsageError(f"--points: must be a power of two (e.g. 1024, 8192), got {points}")
     if engine == "auto":

@@ -36,7 +36,13 @@ Out = TypeVar("Out")
 Steps = Generator[list[Any], list[Any], Out]
 Answer = Callable[[list[Any]], list[Any]]
 ATOL = 1e-8  # absolute floor of the variable scales in the convergence test
+MAX_ITER, STALLED = "maximum iterations reached", "stalled"  # the statuses of `unfinished`
 CHECK_ROUNDS = 4  # local iterations ended by a failed global check before iterating globally
+# the global iteration after them stops once STALL_ITERATIONS in a row brought the residual no
+# lower than STALL_RATIO of its least before: a plateau of jumps, not a slow approach (a
+# contraction slow enough to be stopped needs over 800 iterations a decade)
+STALL_ITERATIONS = 40
+STALL_RATIO = 0.9
 
 
 class InadmissibleStep(ArithmeticError):
@@ -68,6 +74,12 @@ class FixedPointReport(Generic[Aux]):
     @property
     def residual(self) -> float:
         return self.residuals[-1] if self.residuals else float("nan")
+
+    @property
+    def unfinished(self) -> bool:
+        """Stopped short of tol at an iterate where the map was evaluated (its maximum of
+        iterations, or stalled): the last iterate's values stand, as an unconverged answer."""
+        return self.status in (MAX_ITER, STALLED)
 
 
 class StageOptions(TypedDict):
@@ -164,6 +176,7 @@ def iterate_steps(
     anderson: int = 0,
     max_backtracks: int = 8,
     jacobian: np.ndarray | None = None,
+    stall: int = 0,
 ) -> Steps[FixedPointReport[Any]]:
     """Solve x = F(x), with step(x) = (F(x), aux) (or a generator of requests returning it,
     `Steps`); aux at the returned x is kept.
@@ -172,7 +185,8 @@ def iterate_steps(
     approximation of d(F(x) - x)/dx, switches on quasi-Newton steps (see the module docstring).
     An extrapolated point that is not admissible, or where F is undefined, is replaced by a
     damped step (with the mixing halved on every failure, at most max_backtracks times), and
-    the history is reset.
+    the history is reset. stall > 0 ends the iteration, unconverged, once `stall` iterations in
+    a row did not bring the residual below STALL_RATIO of its least before them.
     """
     beta = 1.0 - check_damping(damping)
     x = np.asarray(x0, dtype=float)
@@ -207,6 +221,12 @@ def iterate_steps(
             return FixedPointReport(
                 x, aux, True, it, tuple(residuals), "converged", chord_failed, J
             )
+        if (
+            stall
+            and len(residuals) > stall
+            and min(residuals[-stall:]) >= STALL_RATIO * min(residuals[:-stall])
+        ):
+            return FixedPointReport(x, aux, False, it, tuple(residuals), STALLED, chord_failed, J)
         if chord and len(residuals) > 1 and res > 0.5 * residuals[-2]:
             chord, chord_failed = False, True
         candidate = x + beta * g
@@ -250,9 +270,7 @@ def iterate_steps(
                 J,
             )
         x, fx, aux = candidate, fnew, aux_new
-    return FixedPointReport(
-        x, aux, False, max_iter, tuple(residuals), "maximum iterations reached", chord_failed, J
-    )
+    return FixedPointReport(x, aux, False, max_iter, tuple(residuals), MAX_ITER, chord_failed, J)
 
 
 class LocalGlobalMap(Protocol[AuxOut]):
@@ -278,9 +296,10 @@ def iterate_checked_steps(
     and its aux is the global evaluation's. Otherwise the local iteration resumes there (the
     integrands now following the global solutions); after CHECK_ROUNDS failed checks, or when
     a local iteration fails other than by its maximum of iterations, the map is iterated in
-    global mode (from the last checked point, or from x). A local iteration that reaches its
-    maximum of iterations ends there, with the global evaluation's aux. A map with `steps`
-    (a generator of requests, `Steps`) is stepped through it."""
+    global mode (from the last checked point, or from x) until it converges or stalls
+    (STALL_ITERATIONS). A local iteration that reaches its maximum of iterations ends there,
+    with the global evaluation's aux. A map with `steps` (a generator of requests, `Steps`) is
+    stepped through it."""
     step = getattr(fmap, "steps", fmap.step)
     start, iterations = x, 0
     residuals: tuple[float, ...] = ()
@@ -289,7 +308,7 @@ def iterate_checked_steps(
         rep = yield from iterate_steps(step, x, **kw)
         fmap.local = False
         iterations, residuals = iterations + rep.iterations, residuals + rep.residuals
-        if not rep.converged and rep.status != "maximum iterations reached":
+        if not rep.converged and rep.status != MAX_ITER:
             x = start
             break
         try:
@@ -304,7 +323,7 @@ def iterate_checked_steps(
                 rep, aux=aux, iterations=iterations, residuals=residuals, converged=converged
             )
         x, start, kw = rep.x, rep.x, {**kw, "jacobian": rep.jacobian}
-    rep = yield from iterate_steps(step, x, **kw)
+    rep = yield from iterate_steps(step, x, **kw, stall=STALL_ITERATIONS)
     return replace(rep, iterations=iterations + rep.iterations, residuals=residuals + rep.residuals)
 
 

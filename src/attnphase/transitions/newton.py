@@ -16,7 +16,7 @@ import numpy as np
 from ..theory.iterate import OffDomain
 
 TOL = 1e-10  # Newton's relative step tolerance (|F| <= sqrt(TOL) at a root)
-LOCAL_ROUNDS = 3  # local solves of `checked_solve`, each from the global minimisers at the last root
+LOCAL_ROUNDS = 3  # local solves of `checked_solve`, each from the last check's minimisers
 
 
 @dataclass(frozen=True)

@@ -255,7 +255,7 @@ def _solve_with(
         if strict:
             raise ConvergenceError(msg)
         warnings.warn(msg, NonConvergenceWarning, stacklevel=4)
-        if rep.aux is None or rep.status != "maximum iterations reached":
+        if rep.aux is None or not rep.unfinished:
             return _result(alpha, p, branch, method, eps_lin, rep)
     assert rep.aux is not None  # the map's output at an iterate (returned above otherwise)
     hats_, mom = rep.aux

@@ -532,7 +532,7 @@ def solve_one_steps(
         fine = QMCMap(alpha, p, channel, keep, symmetric)
         rep = yield from iterate_checked_steps(fine, rep.x * keep, tol=tol, anderson=anderson, **kw)
         iterations += rep.iterations
-    if rep.aux is None or not (rep.converged or rep.status == "maximum iterations reached"):
+    if rep.aux is None or not (rep.converged or rep.unfinished):
         return Solution(None, None, {}, False, iterations, rep.residuals, rep.status)
     h, m = rep.aux
     o, h = oriented(layout.unpack(rep.x), h, variant)

@@ -133,3 +133,17 @@ def test_a_bad_backend_is_refused_before_any_point_runs(backend, workers, match)
         run_points(
             [("theory", {"alpha": 1.0})], counted, store=None, backend=backend, workers=workers
         )
+
+
+def test_an_interrupt_while_the_backend_starts_says_nothing_was_computed(monkeypatch):
+    """A Dask LocalCluster takes seconds to start; a Ctrl-C then escaped as click's bare
+    "interrupted". It is the runner's `Interrupted`, which says that no point was computed."""
+    import attnphase.sweep.runner as runner
+    from attnphase._core.interrupt import Interrupted
+
+    def starting(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "open_backend", starting)
+    with pytest.raises(Interrupted, match="none of the 2 points .* computed: stopped while"):
+        run_points([("theory", {"alpha": a}) for a in (1.0, 2.0)], counted, store=None)

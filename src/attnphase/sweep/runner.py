@@ -128,7 +128,13 @@ def run_points(
         except ValueError as err:
             raise StoreError(str(err)) from None
         check_store(store)
-    pool = open_backend(backend, workers, scheduler)
+    try:
+        pool = open_backend(backend, workers, scheduler)
+    except KeyboardInterrupt:  # starting the workers takes seconds: not a bare "interrupted"
+        raise Interrupted(
+            f"none of the {len(points)} points ({desc}) computed: stopped while the "
+            f"{backend} backend started"
+        ) from None
     finished = False
     try:
         if isinstance(store, (str, Path)):

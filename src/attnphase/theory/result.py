@@ -84,9 +84,10 @@ class TheoryResult(Tabular):
     once measured by `with_stability`, rs_stability, jump_mass and vhat_smooth (docs/theory.md §9).
     Read them as attributes (`r.q`, `r.q_err`, ...). converged is False with a status saying
     why when the fixed point was not reached; the numbers are then NaN unless the iteration
-    merely ran out of steps or stalled (its last iterate's). iterations: the map evaluations the fixed point cost in all (a cold
-    start's coarse stage, the Jacobian's differences, the global checks; every scrambling for
-    QMC), so it can exceed the method's `max_iter`, which bounds each stage of one solve.
+    merely ran out of steps or stalled (its last iterate's). iterations: the map evaluations
+    the fixed point cost in all (a cold start's coarse stage, the Jacobian's differences, the
+    global checks; every scrambling for QMC), so it can exceed the method's `max_iter`, which
+    bounds each stage of one solve.
     residuals: one number per iteration of the final solve (of the first scrambling for QMC).
     solutions: the fixed point of every scrambling (QMC).
     Untied models: q is 2 x 2 (query, key), M and theta have a query and a key column

@@ -336,7 +336,7 @@ BAD_INPUT = [
     (["transition", "--store", "lines.txt"], "--store: a store is an SQLite file"),
     (["outcomes", "--store", "runs"], "--store: a store is an SQLite file"),
     # figure
-    (["figure", "fig5"], "NAME must be one of"),
+    (["figure", "fig5"], "NAME: must be one of"),
     (["figure", "fig2", "--workers", "0"], "--workers: must be >= 1"),
     (["figure", "fig3", "--out", "FILE"], "--out: FILE is a file"),
     # histogram

@@ -62,14 +62,14 @@ BAD = [
     ),
     (["--grid", "alpha=1", "--scheduler", "tcp://127.0.0.1:x"], "must look like tcp://host:port"),
     # one parameter in both, and two places to run: one would be ignored
-    (["--grid", "alpha=1", "--set", "alpha=2"], "--grid and --set: alpha given in both"),
+    (["--grid", "alpha=1", "--set", "alpha=2"], "--grid/--set: alpha given in both"),
     (
         ["--grid", "alpha=1", "--workers", "2", "--dask-workers", "1"],
-        "--workers and --dask-workers: give one (where the points run)",
+        "--workers/--dask-workers: give one (where the points run)",
     ),
     (
         ["--grid", "alpha=1", "--dask-workers", "1", "--scheduler", "tcp://127.0.0.1:1"],
-        "--scheduler and --dask-workers: give one",
+        "--scheduler/--dask-workers: give one",
     ),
 ]
 

@@ -268,7 +268,7 @@ def test_figure_all_writes_every_figure_and_a_rerun_computes_nothing(tmp_path, m
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["figure", "fig5"], "NAME must be one of"),
+        (["figure", "fig5"], "NAME: must be one of"),
         (["figure", "all", "--workers", "0"], "--workers"),
         (["figure", "all", "--out", "{file}"], "--out"),
         (["figure", "all", "--out", "{dir}"], "--out"),

@@ -124,7 +124,7 @@ def test_an_interrupted_run_says_how_many_points_it_stored_and_keeps_them(tmp_pa
     [
         ("process", 1000, "^workers: 1000 local processes on"),  # a few a core at most
         ("process", 0, "^workers: must be >= 1"),
-        ("serial", 0, "^workers must be an integer >= 1"),
+        ("serial", 0, "^workers: must be an integer >= 1"),
         ("thread", 1, "^backend must be one of"),
     ],
 )

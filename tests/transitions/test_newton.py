@@ -3,6 +3,7 @@
 import numpy as np
 
 from attnphase.theory.branch_maps import CachedBranchMap
+from attnphase.theory.iterate import OffDomain
 from attnphase.transitions.newton import checked_solve, newton_broyden
 
 
@@ -78,3 +79,26 @@ def test_a_local_root_missed_globally_is_solved_again_locally_from_the_global_mi
     assert rep.converged
     np.testing.assert_allclose(rep.z, np.sqrt(2.0), rtol=1e-9)
     assert system.map.modes.count(False) == 2 and not system.map.modes[-1]
+
+
+class _CheckOffDomain(_Reseeded):
+    """The global check at the local root is off domain (the first global evaluation raises)."""
+
+    def _evaluate(self, xf, alpha):
+        if not self.local and not self.modes.count(False):
+            self.modes.append(False)
+            raise OffDomain("the check's overlaps are inadmissible")
+        return super()._evaluate(xf, alpha)
+
+
+def test_a_check_off_domain_goes_to_the_global_solve_at_once():
+    """Nothing new reseeds the local mode when the check cannot be evaluated: a second local
+    round would repeat the first from its cache, so the global solve follows at once."""
+    system = _ReseededSystem()
+    system.map = _CheckOffDomain()
+    system.branch_maps = (system.map,)
+    rep = checked_solve(system, np.array([1.0]))
+    assert rep.converged
+    np.testing.assert_allclose(rep.z, np.sqrt(2.0), rtol=1e-9)
+    first_global = system.map.modes.index(False)
+    assert all(not local for local in system.map.modes[first_global:])  # no local round after

@@ -48,7 +48,7 @@ def figure(
 
     try:
         if name not in (*FIGURES, "all"):
-            raise UsageError(f"NAME must be one of {(*FIGURES, 'all')}, got {name!r}")
+            raise UsageError(f"NAME: must be one of {(*FIGURES, 'all')}, got {name!r}")
         check_workers("--workers", workers)
         files = [
             path

@@ -175,7 +175,7 @@ def gamp(
             raise usage(err, {"max_iter": "--max-iter"}) from None
         if plot is not None:
             if len(alphas) * len(inits) > 1:
-                raise UsageError("--plot draws one alpha and one --init; give one of each")
+                raise UsageError("--plot: draws one alpha and one --init; give one of each")
             check_outputs({"--plot": figure_files(plot)}, {})
     except UsageError as err:
         fail(err)

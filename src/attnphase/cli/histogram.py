@@ -78,7 +78,7 @@ def histogram(
             import torch
 
             if not torch.cuda.is_available():
-                raise UsageError("--device cuda: CUDA is not available on this machine")
+                raise UsageError("--device: cuda asked, but CUDA is not available on this machine")
         if plot is not None:  # first: the default checkpoint folder lies inside it
             if plot.suffix.lower() in FIGURE_SUFFIXES:
                 raise UsageError(

@@ -51,7 +51,7 @@ def parse_lengths(text: str) -> list[int]:
             raise ValueError
     except ValueError:
         raise UsageError(
-            f"--L must be an integer, a list a,b,c or a range start:stop, got {text!r}"
+            f"--L: must be an integer, a list a,b,c or a range start:stop, got {text!r}"
         ) from None
     try:
         ends = [check_length(L) for L in ends]  # a range's ends first: 2:100000 names 100000

@@ -98,7 +98,7 @@ def sweep(
         ]
         given += ["--dask-workers"] if dask_workers else []
         if len(given) > 1:  # each names where the points run: one of them would be ignored
-            raise UsageError(f"{' and '.join(given)}: give one (where the points run)")
+            raise UsageError(f"{'/'.join(given)}: give one (where the points run)")
         workers = DEFAULT_WORKERS if workers is None else workers
         check_workers("--workers", workers)
         if dask_workers < 0:
@@ -127,7 +127,7 @@ def sweep(
             values["seed"] = list(range(seeds))
         both = sorted(set(values) & set(fixed))
         if both:
-            raise UsageError(f"--grid and --set: {', '.join(both)} given in both")
+            raise UsageError(f"--grid/--set: {', '.join(both)} given in both")
         try:
             spec = SweepSpec(kind, values, fixed)
         except ValueError as err:  # a parameter's value: the option that gave it

@@ -85,7 +85,7 @@ def _varied(omega: str, sigma: str, lam: str) -> tuple[str, list[float], dict[st
     many = [name for name, vals in parsed.items() if len(vals) > 1]
     if len(many) > 1:
         raise UsageError(
-            f"--{many[0]}, --{many[1]}: only one of --omega, --sigma, --lam may take several values"
+            f"--{many[0]}/--{many[1]}: only one of --omega, --sigma, --lam may take several values"
         )
     varied = many[0] if many else "omega"
     return varied, parsed[varied], {k: v[0] for k, v in parsed.items() if k != varied}

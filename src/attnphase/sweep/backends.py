@@ -39,7 +39,7 @@ def check_backend(backend: str, workers: int) -> None:
     if backend == "process":  # local processes: a few per core
         check_processes("workers", workers)
     elif isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+        raise ValueError(f"workers: must be an integer >= 1, got {workers!r}")
 
 
 def run_in_worker(

@@ -38,9 +38,10 @@ Answer = Callable[[list[Any]], list[Any]]
 ATOL = 1e-8  # absolute floor of the variable scales in the convergence test
 MAX_ITER, STALLED = "maximum iterations reached", "stalled"  # the statuses of `unfinished`
 CHECK_ROUNDS = 4  # local iterations ended by a failed global check before iterating globally
-# the global iteration after them stops once STALL_ITERATIONS in a row brought the residual no
-# lower than STALL_RATIO of its least before: a plateau of jumps, not a slow approach (a
-# contraction slow enough to be stopped needs over 800 iterations a decade)
+# the global iteration after them stops once its least residual over STALL_ITERATIONS is no lower
+# than STALL_RATIO of its least over the STALL_ITERATIONS before: a plateau of jumps, not a slow
+# approach (a contraction slow enough to be stopped needs over 800 iterations a decade, and a
+# residual that rises before it falls has fallen within the next window)
 STALL_ITERATIONS = 40
 STALL_RATIO = 0.9
 
@@ -185,8 +186,8 @@ def iterate_steps(
     approximation of d(F(x) - x)/dx, switches on quasi-Newton steps (see the module docstring).
     An extrapolated point that is not admissible, or where F is undefined, is replaced by a
     damped step (with the mixing halved on every failure, at most max_backtracks times), and
-    the history is reset. stall > 0 ends the iteration, unconverged, once `stall` iterations in
-    a row did not bring the residual below STALL_RATIO of its least before them.
+    the history is reset. stall > 0 ends the iteration, unconverged, once the least residual of
+    the last `stall` iterations is not below STALL_RATIO of the least of the `stall` before.
     """
     beta = 1.0 - check_damping(damping)
     x = np.asarray(x0, dtype=float)
@@ -223,8 +224,8 @@ def iterate_steps(
             )
         if (
             stall
-            and len(residuals) > stall
-            and min(residuals[-stall:]) >= STALL_RATIO * min(residuals[:-stall])
+            and len(residuals) >= 2 * stall
+            and min(residuals[-stall:]) >= STALL_RATIO * min(residuals[-2 * stall : -stall])
         ):
             return FixedPointReport(x, aux, False, it, tuple(residuals), STALLED, chord_failed, J)
         if chord and len(residuals) > 1 and res > 0.5 * residuals[-2]:

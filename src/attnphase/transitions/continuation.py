@@ -8,7 +8,9 @@ a successful half step the whole step is tried again; after MAX_HALVINGS failure
 (in all: a reset after each success let one step at omega 0.12 of the L=2 alpha_c line halve
 towards its target for over 25 minutes) the line is declared ended, with the reason: a branch
 collapsed or became inadmissible, or the corrector failed. A converged root beyond the alpha
-window ends the line at once (halving would only locate where it leaves: 5 to 6 more solves).
+window ends the line: at once where the predictor put alpha beyond it too, otherwise after one
+half step has found the root beyond it again (a predictor that overshoots can reach a spurious
+root; halving all the way only located where the line leaves, 5 to 6 more solves).
 
 Spinodals (folds and bifurcations of a branch) are followed by `folds.FoldFollower` with the
 same predictor.
@@ -118,9 +120,8 @@ class LineFollower:
         evals, s_try, halvings = 0, s, 0
         while True:
             system = self.make(s_try)
-            rep = checked_solve(
-                system, _predict(self.history, s_try, self.z0), self.J, tol=self.tol
-            )
+            z0 = _predict(self.history, s_try, self.z0)
+            rep = checked_solve(system, z0, self.J, tol=self.tol)
             evals += system.evaluations
             alpha = rep.z[-1]
             if rep.converged and self.window[0] <= alpha <= self.window[1]:
@@ -130,14 +131,16 @@ class LineFollower:
                     break
                 s_try = s  # retry the whole step; the halvings still count (no reset)
                 continue
-            if rep.converged:  # a root beyond the window: halving would only locate the exit
+            inside = self.window[0] <= z0[-1] <= self.window[1]
+            if rep.converged and (halvings or not self.history or not inside):
+                # beyond the window where predicted there, or found again from a closer start
                 self.ended = f"line ended at {s_try:.6g}: alpha {alpha:.4g} left the window"
                 return ended_point(s, self.ended, evals)
             if halvings >= MAX_HALVINGS or not self.history:
                 self.ended = f"line ended before {s_try:.6g}: {rep.reason}"
                 return ended_point(s, self.ended, evals)
             s_try, halvings = 0.5 * (self.history[-1][0] + s_try), halvings + 1
-            self.J = None
+            self.J = None if not rep.converged else self.J
         z = self.history[-1][1]
         alpha_check, check_evals = self.check(s, z, self.J) if self.check else (math.nan, 0)
         err = abs(float(z[-1]) - alpha_check)

@@ -134,14 +134,16 @@ def checked_solve(system, z0: np.ndarray, jacobian: np.ndarray | None = None, **
     to evaluate), then the residual at the root in global mode: the root stands when that is
     within the converged bound sqrt(tol) too. Otherwise the global evaluation has left the
     global minimisers as the warm starts, and the local solve is repeated from its root, up to
-    LOCAL_ROUNDS solves in all; then (or when a local solve fails) the system is solved in global
-    mode from the last local root (or z0). Systems without `branch_maps` are solved as they
+    LOCAL_ROUNDS solves in all; then (or when a local solve fails, the check is off domain, or a
+    round returns the root before it) the system is solved in global mode from the last local
+    root (or z0). Systems without `branch_maps` are solved as they
     are."""
     maps = getattr(system, "branch_maps", ())
     if not maps:
         return newton_broyden(system, z0, jacobian, **kw)
     floor = np.sqrt(kw.get("tol", TOL))
     z, J, evaluations = z0, jacobian, 0
+    last: np.ndarray | None = None
     for _ in range(LOCAL_ROUNDS):
         for m in maps:
             m.local = True
@@ -161,5 +163,8 @@ def checked_solve(system, z0: np.ndarray, jacobian: np.ndarray | None = None, **
         if residual <= floor:
             return replace(rep, evaluations=evaluations, residual=residual)
         z, J = rep.z, rep.jacobian
+        if not np.isfinite(residual) or (last is not None and np.array_equal(z, last)):
+            break  # off domain at the root, or the same root again: nothing new to follow
+        last = z
     again = newton_broyden(system, z, J, **kw)
     return replace(again, evaluations=evaluations + again.evaluations)

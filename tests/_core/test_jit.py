@@ -4,14 +4,17 @@ A temporary package holds a kernel in one module that calls a jitted function of
 module. Each run is a fresh interpreter, as for a user who edits a file or pulls a new version.
 """
 
+import _thread
 import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
 
-from attnphase._core.jit import _PackageStamped, sources_digest
+from attnphase._core.jit import _interruptible, _PackageStamped, sources_digest
 from attnphase.prox import closed_form
 from attnphase.theory.gauss_hermite import channel
 
@@ -145,3 +148,41 @@ def test_no_cache_location_at_all_compiles_without_a_cache(monkeypatch):
 
     assert twice(1.5) == 3.0
     assert twice._cache.__class__.__name__ == "NullCache"
+
+
+def _uninterruptible(result, seconds=1.0):
+    """A compilation as the main thread meets it: C code that the signal waits for (here a loop
+    that swallows KeyboardInterrupt) and then returns `result` (or raises it)."""
+
+    def compile_for_args(*args):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                time.sleep(0.01)
+            except KeyboardInterrupt:
+                pass
+        if isinstance(result, Exception):
+            raise result
+        return (result, args)
+
+    return compile_for_args
+
+
+@pytest.mark.skipif(
+    threading.current_thread() is not threading.main_thread(), reason="needs the main thread"
+)
+def test_a_ctrl_c_during_compilation_reaches_the_caller_at_once():
+    """The signal used to wait for the whole compilation (23 s under load): it runs in a worker
+    thread now, and the main thread's KeyboardInterrupt comes within its 0.05 s joins."""
+    compile_for_args = _interruptible(_uninterruptible("compiled"))
+    threading.Timer(0.2, _thread.interrupt_main).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        compile_for_args(1.0)
+    assert time.monotonic() - start < 0.6  # the compilation itself lasts 1 s
+
+
+def test_a_compilation_in_a_thread_returns_its_value_and_raises_its_error():
+    assert _interruptible(_uninterruptible("compiled", 0.0))(1.0) == ("compiled", (1.0,))
+    with pytest.raises(TypeError, match="no signature"):
+        _interruptible(_uninterruptible(TypeError("no signature"), 0.0))(1.0)

@@ -154,6 +154,8 @@ NAMED = [
     ("transition --omega 0:1:100000", "--omega"),
     ("trust --no-gamp --gamp-seeds 1", "--gamp-seeds"),
     ("scaling --L 2 --points 64", "--points"),
+    ("theory --engine qmc --points 1099511627776", "--points"),  # it named --rank
+    ("theory --engine qmc --randomisations 100000000", "--randomisations"),
     ("scaling --L 8:2", "--L"),
     ("histogram --retrain-epochs 0 --retrain-lr 5", "--retrain-lr"),
     ("demo --num 100000", "--num"),

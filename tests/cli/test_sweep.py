@@ -168,7 +168,7 @@ def test_order_given_by_set_reaches_the_solver(tmp_path):
     args = ["--grid", "alpha=1.6", "--set", "order=12,6", "--set", "max_iter=2", "--workers"]
     args += ["1", "--store", str(tmp_path / "s.sqlite"), "--export", str(out)]
     res = runner.invoke(app, ["sweep", *args])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # max_iter=2: unconverged, exported, then exit 1
     row = pd.read_csv(out).iloc[0]
     assert (row["n_xi"], row["n_y"], row["order"]) == (12, 6, "[12, 6]")
 
@@ -210,3 +210,17 @@ def test_the_table_is_this_grids_points_and_a_grid_that_fails_everywhere_exits_1
         evaluate_point=counted,
     )  # fmt: skip
     assert list(failed["run_status"]) == ["error"] and "value" not in failed
+
+
+def test_a_theory_grid_without_one_converged_point_exits_1(tmp_path):
+    """A point that did not converge is a result (stored, not retried), but a grid of nothing
+    else ends as `attnphase theory` ends such a table: printed, then one line, exit 1 (it
+    exited 0 with "1 computed, 0 failed")."""
+    store = tmp_path / "s.sqlite"
+    args = ["-q", "sweep", "--grid", "alpha=1", "--set", "max_iter=1", "--set", "anderson=0"]
+    res = runner.invoke(app, [*args, "--store", str(store)])
+    assert res.exit_code == 1, res.output
+    assert "False" in res.stdout
+    assert res.stderr.splitlines()[-1] == (
+        "error: none of the 1 fixed points of this grid converged (their status column says why)"
+    )

@@ -171,6 +171,13 @@ def sweep(
     if len(table) and len(failed) == len(table):
         first = str(failed["run_error"].iloc[0]).splitlines()[0]
         fail(f"every point of this grid failed ({len(table)}); the first: {first}", code=1)
+    converged = table["converged"].fillna(False).astype(bool) if "converged" in table else None
+    if kind == "theory" and converged is not None and len(table) and not converged.any():
+        fail(  # as `attnphase theory` answers a table without one converged fixed point
+            f"none of the {len(table)} fixed points of this grid converged (their status column "
+            "says why)",
+            code=1,
+        )
 
 
 def _first_line(error: object) -> object:

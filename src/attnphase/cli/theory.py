@@ -141,7 +141,7 @@ def method_for(
     except ValueError as err:
         raise usage(err) from None
     if method.seconds(p) > REFUSE_SECONDS:
-        raise UsageError(f"--rank: {_duration(p, method)}; lower --rank or --points")
+        raise UsageError(f"{_costliest(method)}: {_duration(p, method)}; lower --rank or --points")
     return method
 
 
@@ -154,6 +154,17 @@ def ignored_by(ctx: typer.Context, method: Method, orders: Sequence[str] = ("ord
     if not given(ctx, "engine"):  # --engine auto chose it
         why += " (--engine auto: " + ("the exact L = 2 model)" if exact else "not the L = 2 model)")
     refuse_ignored(ctx, ("points", "randomisations", "device") if exact else orders, why)
+
+
+def _costliest(method: Method) -> str:
+    """The option behind a refused estimate: --points or --randomisations where the QMC method
+    asks for more than its defaults, --rank otherwise (it named --rank for 2^40 points)."""
+    settings = method.columns()
+    if settings.get("points", 0) > QMC.points:
+        return "--points"
+    if settings.get("randomisations", 0) > QMC.randomisations:
+        return "--randomisations"
+    return "--rank"
 
 
 def _duration(p: ModelParams, method: Method) -> str:

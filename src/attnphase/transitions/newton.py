@@ -136,8 +136,7 @@ def checked_solve(system, z0: np.ndarray, jacobian: np.ndarray | None = None, **
     global minimisers as the warm starts, and the local solve is repeated from its root, up to
     LOCAL_ROUNDS solves in all; then (or when a local solve fails, the check is off domain, or a
     round returns the root before it) the system is solved in global mode from the last local
-    root (or z0). Systems without `branch_maps` are solved as they
-    are."""
+    root (or z0). Systems without `branch_maps` are solved as they are."""
     maps = getattr(system, "branch_maps", ())
     if not maps:
         return newton_broyden(system, z0, jacobian, **kw)

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from attnphase._core.jit import _interruptible, _PackageStamped, sources_digest
+from attnphase._core.jit import _interruptible, _PackageStamped, compiling, sources_digest
 from attnphase.prox import closed_form
 from attnphase.theory.gauss_hermite import channel
 
@@ -180,6 +180,9 @@ def test_a_ctrl_c_during_compilation_reaches_the_caller_at_once():
     with pytest.raises(KeyboardInterrupt):
         compile_for_args(1.0)
     assert time.monotonic() - start < 0.6  # the compilation itself lasts 1 s
+    assert compiling()  # the command line then exits without finalising the interpreter
+    time.sleep(1.2)
+    assert not compiling()
 
 
 def test_a_compilation_in_a_thread_returns_its_value_and_raises_its_error():

@@ -156,6 +156,7 @@ NAMED = [
     ("scaling --L 2 --points 64", "--points"),
     ("theory --engine qmc --points 1099511627776", "--points"),  # it named --rank
     ("theory --engine qmc --randomisations 100000000", "--randomisations"),
+    ("theory --engine qmc --rank 30 --randomisations 8", "--rank"),  # 4 h at 4 scramblings too
     ("scaling --L 8:2", "--L"),
     ("histogram --retrain-epochs 0 --retrain-lr 5", "--retrain-lr"),
     ("demo --num 100000", "--num"),

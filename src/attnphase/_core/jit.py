@@ -107,6 +107,16 @@ class _PackageFunctionCache(FunctionCache):
     _impl_class = _PackageCacheImpl
 
 
+_compiling = 0  # compilations running in worker threads (`compiling`)
+
+
+def compiling() -> bool:
+    """Whether a compilation is running in a worker thread (one a Ctrl-C left behind): the
+    command line then exits at once, since finalising the interpreter under LLVM's feet could
+    abort the process."""
+    return _compiling > 0
+
+
 def _interruptible(compile_for_args: Callable) -> Callable:
     """A dispatcher's compilation (numba's `_compile_for_args`, called on the first call with new
     argument types) run in a worker thread while the main thread waits in short joins: LLVM's
@@ -119,10 +129,14 @@ def _interruptible(compile_for_args: Callable) -> Callable:
         out: dict = {}
 
         def run() -> None:
+            global _compiling
+            _compiling += 1
             try:
                 out["value"] = compile_for_args(*args, **kws)
             except BaseException as err:  # handed to the caller below
                 out["error"] = err
+            finally:
+                _compiling -= 1
 
         worker = threading.Thread(target=run, name="numba-compile", daemon=True)
         worker.start()

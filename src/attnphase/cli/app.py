@@ -94,6 +94,11 @@ def _interrupt_line(what: str = "") -> None:
 
 def _interrupted(what: str = "") -> NoReturn:
     _interrupt_line(what)
+    jit = sys.modules.get("attnphase._core.jit")  # loaded with numba: not imported for this
+    if jit is not None and jit.compiling():  # LLVM still busy in a worker thread: no finalising
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     sys.exit(130)
 
 

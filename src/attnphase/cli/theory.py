@@ -141,7 +141,8 @@ def method_for(
     except ValueError as err:
         raise usage(err) from None
     if method.seconds(p) > REFUSE_SECONDS:
-        raise UsageError(f"{_costliest(method)}: {_duration(p, method)}; lower --rank or --points")
+        option = _costliest(p, method)
+        raise UsageError(f"{option}: {_duration(p, method)}; lower {option}")
     return method
 
 
@@ -156,15 +157,19 @@ def ignored_by(ctx: typer.Context, method: Method, orders: Sequence[str] = ("ord
     refuse_ignored(ctx, ("points", "randomisations", "device") if exact else orders, why)
 
 
-def _costliest(method: Method) -> str:
-    """The option behind a refused estimate: --points or --randomisations where the QMC method
-    asks for more than its defaults, --rank otherwise (it named --rank for 2^40 points)."""
+def _costliest(p: ModelParams, method: Method) -> str:
+    """The option behind a refused estimate: of --points, --randomisations (against their
+    defaults) and --rank (its square), the one that multiplies the QMC cost most; --order for
+    Gauss-Hermite, whose cost is its order's (2^40 points were refused naming --rank)."""
     settings = method.columns()
-    if settings.get("points", 0) > QMC.points:
-        return "--points"
-    if settings.get("randomisations", 0) > QMC.randomisations:
-        return "--randomisations"
-    return "--rank"
+    if "points" not in settings:
+        return "--order"
+    factors = {
+        "--points": settings["points"] / QMC.points,
+        "--randomisations": settings["randomisations"] / QMC.randomisations,
+        "--rank": float(p.rank) ** 2,
+    }
+    return max(factors, key=factors.__getitem__)
 
 
 def _duration(p: ModelParams, method: Method) -> str:

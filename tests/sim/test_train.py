@@ -44,6 +44,9 @@ def test_diverging_run_is_reported_not_returned():
     for r in res:
         assert not r.converged and r.status.startswith("diverged")
         assert math.isnan(r.test_error) and math.isnan(r.theta)
+    # the linear baseline does not train: the same as beside a run that converged (it was NaN)
+    ok = simulate(SimConfig(d=50, alpha=2.0, n_test=100), seeds=[0, 1])
+    assert [r.linear_test_error for r in res] == [r.linear_test_error for r in ok]
 
 
 @pytest.mark.parametrize("optimizer", ["adam", "gd"])

@@ -59,7 +59,8 @@ class SimulationWarning(RuntimeWarning):
 def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
     """Run `cfg` for each seed (teacher, data, test set and start all drawn from that seed),
     as one batch; returns one result per seed. A diverging run is reported with
-    status "diverged", converged=False and NaN metrics (and a SimulationWarning).
+    status "diverged", converged=False and NaN metrics but its linear baseline (and a
+    SimulationWarning).
 
     Examples
     --------
@@ -108,15 +109,19 @@ def simulate(cfg: SimConfig, seeds=(0,)) -> list[SimResult]:
         warnings.warn(
             f"{cfg.init_name} start, alpha={cfg.alpha}: {err}", SimulationWarning, stacklevel=2
         )
-        nan = float("nan")
-        failed: dict[str, Any] = dict.fromkeys(METRICS, nan) | {
+        chunks = held_out_set(cfg, teacher, seeds, A, dtype, device)
+        _, err_lin = held_out_errors(cfg, chunks, Q0, positions, Bmat)  # the baseline's alone
+        failed: dict[str, Any] = dict.fromkeys(METRICS, float("nan")) | {
             "converged": False,
             "steps": 0,
             "batch_seconds": time.perf_counter() - t0,
             "batch_size": len(seeds),
             "status": f"diverged: {err}",
         }
-        return [SimResult(**base, seed=s, **failed) for s in seeds]
+        return [
+            SimResult(**base, seed=s, linear_test_error=err_lin[b], **failed)
+            for b, s in enumerate(seeds)
+        ]
     with torch.no_grad():
         R = risk(rep.Q)
     means = mixture_means(cfg, seeds, dtype, device)

@@ -180,3 +180,32 @@ def test_a_slow_contraction_is_not_taken_for_a_stall():
     )
     rep = run(steps)
     assert rep.converged and rep.iterations > 500
+
+
+class _Decaying:
+    """F(x) = 1e-3 x (an order parameter decaying to zero, where no relative test converges);
+    the step raises `Decayed` below 1e-8, as the exact channel does for q."""
+
+    def __init__(self):
+        self.local, self.calls = False, 0
+
+    def step(self, x):
+        from attnphase.theory.iterate import Decayed
+
+        self.calls += 1
+        if x[0] < 1e-8:
+            raise Decayed(f"x = {x[0]:.3g}")
+        return 1e-3 * x, None
+
+
+def test_a_decayed_iterate_ends_the_checked_iteration_at_once():
+    """Without the early end the iteration runs its maximum in every local round and then the
+    stall window globally (over 300 steps); with it: four evaluations, status DECAYED, and the
+    last evaluated point for the caller's finish."""
+    from attnphase.theory.iterate import DECAYED, iterate_checked
+
+    fmap = _Decaying()
+    kw = {"admissible": lambda x: True, "damping": 0.0, "tol": 1e-7, "max_iter": 300}
+    rep = iterate_checked(fmap, np.ones(1), **kw)
+    assert not rep.converged and rep.status == DECAYED and not rep.unfinished
+    assert fmap.calls == 4 and rep.x[0] == pytest.approx(1e-6)

@@ -37,6 +37,7 @@ Steps = Generator[list[Any], list[Any], Out]
 Answer = Callable[[list[Any]], list[Any]]
 ATOL = 1e-8  # absolute floor of the variable scales in the convergence test
 MAX_ITER, STALLED = "maximum iterations reached", "stalled"  # the statuses of `unfinished`
+DECAYED = "decayed to zero"  # the status of an iteration ended by `Decayed`
 CHECK_ROUNDS = 4  # local iterations ended by a failed global check before iterating globally
 # the global iteration after them stops once its least residual over STALL_ITERATIONS is no lower
 # than STALL_RATIO of its least over the STALL_ITERATIONS before: a plateau of jumps, not a slow
@@ -48,6 +49,12 @@ STALL_RATIO = 0.9
 
 class InadmissibleStep(ArithmeticError):
     """The map F is undefined at the proposed point (e.g. lambda + sigma^2 Vhat <= 0)."""
+
+
+class Decayed(InadmissibleStep):
+    """The iterate reached a limit the map cannot resolve (an order parameter decaying to zero
+    geometrically, where no relative test converges): the iteration ends there at once, with
+    status DECAYED, for the caller to finish on that limit."""
 
 
 class OffDomain(ArithmeticError):
@@ -193,6 +200,8 @@ def iterate_steps(
     x = np.asarray(x0, dtype=float)
     try:
         fx, aux = yield from _call(step, x)
+    except Decayed:
+        return FixedPointReport(x, None, False, 0, (), DECAYED)
     except InadmissibleStep as err:
         return FixedPointReport(x, None, False, 0, (), f"map undefined at the start: {err}")
     xs: list[np.ndarray] = []
@@ -253,6 +262,10 @@ def iterate_steps(
             try:
                 fnew, aux_new = yield from _call(step, candidate)
                 break
+            except Decayed:
+                return FixedPointReport(
+                    x, aux, False, it, tuple(residuals), DECAYED, chord_failed, J
+                )
             except InadmissibleStep as err:
                 last_error = err
                 xs.clear()
@@ -299,8 +312,8 @@ def iterate_checked_steps(
     a local iteration fails other than by its maximum of iterations, the map is iterated in
     global mode (from the last checked point, or from x) until it converges or stalls
     (STALL_ITERATIONS). A local iteration that reaches its maximum of iterations ends there,
-    with the global evaluation's aux. A map with `steps` (a generator of requests, `Steps`) is
-    stepped through it."""
+    with the global evaluation's aux; one that `Decayed` ends at once. A map with `steps` (a
+    generator of requests, `Steps`) is stepped through it."""
     step = getattr(fmap, "steps", fmap.step)
     start, iterations = x, 0
     residuals: tuple[float, ...] = ()
@@ -309,6 +322,8 @@ def iterate_checked_steps(
         rep = yield from iterate_steps(step, x, **kw)
         fmap.local = False
         iterations, residuals = iterations + rep.iterations, residuals + rep.residuals
+        if rep.status == DECAYED:
+            return replace(rep, iterations=iterations, residuals=residuals)
         if not rep.converged and rep.status != MAX_ITER:
             x = start
             break

@@ -18,6 +18,8 @@ from ...params import ModelParams
 from ..baseline import linear_test_error
 from ..branches import EXACT_BRANCHES, START_V, follow_branch
 from ..iterate import (
+    DECAYED,
+    Decayed,
     InadmissibleStep,
     StageOptions,
     iterate,
@@ -51,6 +53,11 @@ def _start_bound(sigma: float, theta: float) -> str:
 
 COARSE_ORDER = (16, 8)
 COARSE_MAX_ITER = 100  # the damped coarse stage of a cold start only prepares the fine solve
+# A solve whose q falls below Q_DECAYED ends (`Decayed`) and is finished at the null point
+# (`NullMap`), with q held at Q_NULL: there the direct conjugates meet their q -> 0 limit to 1e-11
+# in V (the integration-by-parts ones lose three digits to cancellation below q ~ 1e-8)
+Q_DECAYED = 1e-8
+Q_NULL = 1e-10
 
 
 def _as_vector(o: Overlaps) -> np.ndarray:
@@ -100,6 +107,7 @@ class GaussHermiteMap:
         self.pinned = pinned
         self.keep = np.array([1.0, 0.0 if pinned[0] else 1.0, 1.0, 0.0 if pinned[1] else 1.0])
         self.local = False
+        self.floor = Q_DECAYED  # a q below it ends the iteration (`Decayed`)
 
     def moments(self, o: Overlaps) -> ChannelMoments:
         p = self.p
@@ -118,6 +126,8 @@ class GaussHermiteMap:
         )
 
     def step(self, x: np.ndarray) -> tuple[np.ndarray, tuple[Hats, ChannelMoments]]:
+        if 0 <= x[0] < self.floor:  # q = 0: a start at the null point
+            raise Decayed(f"q = {x[0]:.3g}")
         if not admissible(x, self.p.rho):
             shown = ", ".join(f"{float(v):.4g}" for v in x)
             raise InadmissibleStep(
@@ -138,6 +148,23 @@ class GaussHermiteMap:
         return fx, (h, e)
 
 
+class NullMap(GaussHermiteMap):
+    """The map at the null point W = 0 (q = m = theta = 0, docs/theory.md §3): the fields are
+    zero, where the loss is stationary, so the prox is linear in them and the conjugates have
+    finite limits as q -> 0. It holds q at Q_NULL and m = theta = 0 and iterates V; `multiplier`
+    is q's growth factor per step there (below 1: the null point attracts q)."""
+
+    def __init__(self, alpha: float, p: ModelParams, integ: ChannelIntegrator):
+        super().__init__(alpha, p, integ, "direct", (True, True))
+        self.floor = 0.0
+        self.multiplier = float("nan")
+
+    def step(self, x: np.ndarray) -> tuple[np.ndarray, tuple[Hats, ChannelMoments]]:
+        fx, aux = super().step(np.array([Q_NULL, 0.0, x[2], 0.0]))
+        self.multiplier = float(fx[0]) / Q_NULL
+        return np.array([Q_NULL, 0.0, fx[2], 0.0]), aux
+
+
 def _values(alpha: float, p: ModelParams, x, hats_, mom) -> dict[str, np.ndarray | float]:
     """Overlaps, hats (1 x 1) and observables at a fixed point x with its hats and moments."""
     o = Overlaps(*x)
@@ -151,17 +178,14 @@ def _values(alpha: float, p: ModelParams, x, hats_, mom) -> dict[str, np.ndarray
     return values
 
 
-def _result(
-    alpha, p, branch, method, eps_lin, rep, x=None, hats_=None, mom=None, errors=None
-) -> TheoryResult:
-    """The result record; without a point (x, hats_, mom) it holds no values (all NaN)."""
-    values = _values(alpha, p, x, hats_, mom) if x is not None else {}
+def _result(alpha, p, branch, method, eps_lin, rep, values=None, errors=None) -> TheoryResult:
+    """The result record; without `values` (`_values`) it holds none (all NaN)."""
     return TheoryResult(
         alpha=alpha,
         params=p,
         branch=branch,
         method=method,
-        values=values,
+        values=values or {},
         errors=errors or {},
         linear_test_error=eps_lin,
         linear_test_error_err=float("nan"),
@@ -248,6 +272,16 @@ def _solve_with(
             iterations += 1 + int(np.sum(engine.keep))
     rep = iterate_checked(engine, x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw)
     ladder.jacobian = None if rep.chord_failed else rep.jacobian
+    null = not rep.converged and (rep.status == DECAYED or branch == "trivial")
+    if null:
+        # the weights decay to zero geometrically, which a relative test never accepts (or the
+        # trivial start is undefined): the null point, from V = sigma^2 / lambda (Vhat = 0)
+        v0 = p.sigma**2 / p.lam if p.lam > 0 else rep.x[2]
+        ladder.jacobian = None
+        finish = NullMap(alpha, p, ladder.full)
+        nrep = iterate_checked(finish, np.array([Q_NULL, 0.0, v0, 0.0]), tol=tol, **kw)
+        null = nrep.converged and finish.multiplier < 1.0
+        rep = nrep if null else rep
     rep = dataclasses.replace(rep, iterations=iterations + rep.iterations)
     if not rep.converged:
         ladder.jacobian = None
@@ -259,22 +293,34 @@ def _solve_with(
             return _result(alpha, p, branch, method, eps_lin, rep)
     assert rep.aux is not None  # the map's output at an iterate (returned above otherwise)
     hats_, mom = rep.aux
+    values = _values(alpha, p, rep.x, hats_, mom)
     errors = None
     if check and rep.converged and method.estimates_errors:
-        at_check = GaussHermiteMap(alpha, p, ladder.check, estimator, pinned)
+        at_check = (
+            NullMap(alpha, p, ladder.check)
+            if null
+            else GaussHermiteMap(alpha, p, ladder.check, estimator, pinned)
+        )
         crep = iterate_checked(
             at_check, rep.x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw
         )
         if crep.converged and crep.aux is not None:
-            errors = _order_difference(
-                _values(alpha, p, rep.x, hats_, mom), _values(alpha, p, crep.x, *crep.aux)
-            )
-    return _result(alpha, p, branch, method, eps_lin, rep, rep.x, hats_, mom, errors)
+            errors = _order_difference(values, _values(alpha, p, crep.x, *crep.aux), tol)
+    if null:  # the point held at Q_NULL stands for q = 0
+        values["q"] = np.zeros((1, 1))
+        if errors is not None:
+            errors["q"] = np.zeros((1, 1))
+    return _result(alpha, p, branch, method, eps_lin, rep, values, errors)
 
 
-def _order_difference(values: dict, check: dict) -> dict[str, np.ndarray | float]:
-    """Every number's error: its change between the two orders of the Gauss-Hermite method."""
-    return {k: np.abs(np.asarray(v) - np.asarray(check[k])) for k, v in values.items()}
+def _order_difference(values: dict, check: dict, tol: float) -> dict[str, np.ndarray | float]:
+    """Every number's error: its change between the two orders of the Gauss-Hermite method, and
+    at least tol times the number (both fixed points are converged to that relative tolerance
+    only, so a smaller change, or none where the check solve stops at its start, is not seen)."""
+    return {
+        k: np.maximum(np.abs(np.asarray(v) - np.asarray(check[k])), tol * np.abs(np.asarray(v)))
+        for k, v in values.items()
+    }
 
 
 def start_overlaps(start) -> Overlaps:

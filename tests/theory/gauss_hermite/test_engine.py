@@ -154,3 +154,11 @@ def test_a_strong_ridge_ends_every_branch_at_the_null_point_of_its_closed_form(a
     assert r.V == pytest.approx(V, rel=2e-6) and r.V_err >= 1e-6 * r.V
     assert r.test_error == pytest.approx(eps, rel=1e-8)
     assert r.train_loss == pytest.approx(alpha * eps, rel=1e-8)
+
+
+def test_without_a_ridge_below_interpolation_the_warning_says_v_diverges():
+    """lambda 0, semantic: V is 37.6 at alpha 1.5, 73 at 1.2, 148 (unconverged) at 1.1, and at
+    alpha 1 the iteration stalls with V near 470-490: the warning says why, not only "stalled"."""
+    with pytest.warns(NonConvergenceWarning, match="without a ridge V diverges"):
+        r = solve(1.0, ModelParams(lam=0.0), branch="semantic", method=GaussHermite((16, 8)))
+    assert not r.converged and r.V > 100

@@ -286,6 +286,11 @@ def _solve_with(
     if not rep.converged:
         ladder.jacobian = None
         msg = f"alpha={alpha}, branch={branch}: {rep.status} (residual {rep.residual:.2e})"
+        if p.lam == 0 and rep.x[2] > START_V:
+            msg += (
+                f"; V reached {rep.x[2]:.4g}: without a ridge V diverges, and no fixed point "
+                "exists, where the training data can be interpolated (small alpha)"
+            )
         if strict:
             raise ConvergenceError(msg)
         warnings.warn(msg, NonConvergenceWarning, stacklevel=4)

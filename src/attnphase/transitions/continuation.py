@@ -71,6 +71,11 @@ class LinePoint:
         return self.status.startswith("converged")
 
 
+def in_window(alpha: float, window: tuple[float, float]) -> bool:
+    """Whether a line's alpha lies in its window (ends included)."""
+    return window[0] <= alpha <= window[1]
+
+
 def ended_point(s: float, reason: str, evaluations: int = 0) -> LinePoint:
     return LinePoint(float(s), math.nan, math.nan, {}, evaluations, reason)
 
@@ -124,14 +129,14 @@ class LineFollower:
             rep = checked_solve(system, z0, self.J, tol=self.tol)
             evals += system.evaluations
             alpha = rep.z[-1]
-            if rep.converged and self.window[0] <= alpha <= self.window[1]:
+            if rep.converged and in_window(alpha, self.window):
                 self.J = rep.jacobian
                 self.history.append((s_try, rep.z))
                 if s_try == s:
                     break
                 s_try = s  # retry the whole step; the halvings still count (no reset)
                 continue
-            inside = self.window[0] <= z0[-1] <= self.window[1]
+            inside = in_window(z0[-1], self.window)
             if rep.converged and (halvings or not self.history or not inside):
                 # beyond the window where predicted there, or found again from a closer start
                 self.ended = f"line ended at {s_try:.6g}: alpha {alpha:.4g} left the window"

@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from .continuation import NEWTON_TOL, DefiningSystem, LinePoint, ended_point
+from .continuation import NEWTON_TOL, DefiningSystem, LinePoint, ended_point, in_window
 from .newton import checked_solve
 
 FOLD_JUMP = 8.0  # spacing of the coarse ladder of alpha(t) samples that finds a bifurcation
@@ -262,7 +262,7 @@ class FoldFollower:
         fold = fold_on(lambda u: self.make(s, u), z, t, self.sign, self.J, self.tol)
         self.J = fold.jacobian
         zf = fold.z
-        if zf is None or not self.window[0] <= zf[-1] <= self.window[1]:
+        if zf is None or not in_window(zf[-1], self.window):
             why = fold.status if zf is None else f"alpha {zf[-1]:.4g} left the window"
             self.ended = f"line ended at {s:.6g}: {why}"
             return ended_point(s, self.ended, fold.evaluations)

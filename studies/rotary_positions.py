@@ -4,7 +4,7 @@ encodings (+1, -1) and without them (rotations alone), and the simulations witho
 (docs/variants.md).
 
     python studies/rotary_positions.py [--phis 0,0.25,0.5,1,1.5,2,3.14159] [--alphas 1.5,3]
-        [--points 2048] [--d 1000] [--seeds 2]
+        [--points 2048] [--d 1000] [--seeds 2] [--parts branches,positional,simulations]
 
 Theory rows: the semantic and trivial branches by QMC (`--points` x 4 scramblings), with the kind
 of fixed point each start reached; the positional start with the paper's encodings at alpha
@@ -36,7 +36,7 @@ ENCODINGS = {"none": ((0.0,), (0.0,)), "paper": ((1.0,), (-1.0,))}
 BRANCHES = ("semantic", "trivial")
 # the positional start, with the paper's encodings: cold, and warm from the tied rank-2 solver's
 # positional fixed point (pinned), at these frequencies and POSITIONAL_POINTS x 2 points
-POSITIONAL_PHIS = (0.0, 1.0)
+POSITIONAL_PHIS = (0.0, 0.25, 0.5, 1.0)
 POSITIONAL_POINTS = 1024
 
 
@@ -100,7 +100,9 @@ def main() -> None:
     ap.add_argument("--d", type=int, default=1000)
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--encodings", default="none,paper", help="which of none, paper to run")
+    ap.add_argument("--parts", default="branches,positional,simulations", help="rows to compute")
     args = ap.parse_args()
+    parts = args.parts.split(",")
     warnings.simplefilter("ignore")
     method = QMC(args.points, 4)
     new = not OUT.exists()
@@ -108,7 +110,7 @@ def main() -> None:
         out = csv.DictWriter(fh, FIELDS)
         if new:
             out.writeheader()
-        for enc in args.encodings.split(","):
+        for enc in args.encodings.split(",") if "branches" in parts else []:
             C = ENCODINGS[enc]
             for phi in _numbers(args.phis):
                 p = ModelParams(rank=2, variant=Rotary((phi,)), encodings=C)
@@ -135,11 +137,11 @@ def main() -> None:
                         out.writerow(row)
                         fh.flush()
                         print(enc, phi, alpha, branch, r.kind, row["test_error"], flush=True)
-        for row in positional_rows():
+        for row in positional_rows() if "positional" in parts else []:
             out.writerow(row)
             fh.flush()
             print(row["branch"], row["phi"], row["kind"], row["seed"], flush=True)
-        for phi in (0.0, 1.0, 3.14159):
+        for phi in (0.0, 1.0, 3.14159) if "simulations" in parts else ():
             p = ModelParams(rank=2, variant=Rotary((phi,)), encodings=ENCODINGS["none"])
             for init in ("semantic", "random"):
                 t0 = time.perf_counter()

@@ -31,6 +31,12 @@ BRANCHES = (*QMC_BRANCHES, MIXTURE_BRANCH)
 SIMPLEX_BRANCH = "simplex_positional"
 # the prox's curvature scale V of every cold start (the L = 2 authors' value, docs/theory.md §3)
 START_V = 14.575
+# The null point W = 0 (docs/theory.md §3): a solve whose q falls below Q_DECAYED (its largest
+# eigenvalue) ends (`iterate.Decayed`) and is finished there with q held at Q_NULL, where the
+# direct conjugates meet their q -> 0 limit to 1e-11 in V on the exact channel (the
+# integration-by-parts ones lose three digits to cancellation below q ~ 1e-8)
+Q_DECAYED = 1e-8
+Q_NULL = 1e-10
 
 # solve_point(alpha, done): the fixed point at alpha, cold when `done` is empty, else warm from
 # the consecutive converged points of the branch found so far (the last one is the nearest)

@@ -190,3 +190,20 @@ def test_an_unconverged_point_says_how_many_scramblings_failed_and_why():
     stuck = dataclasses.replace(done, converged=False, status="maximum iterations reached")
     got = _scrambling_status([done, done, stuck], 4)
     assert got == "maximum iterations reached on 1 of 4 scramblings; 1 not solved"
+
+
+def test_a_strong_ridge_ends_at_the_null_point_within_the_integration_error():
+    """lambda 1, alpha 1, the semantic start at L = 2: q decays to zero. The iteration ran on to
+    q = 1e-17 in 378 iterations before, where Vhat's q^{-1/2} lost digits to cancellation: V
+    0.251674 +- 0.00018, 3.1 standard errors from the closed form 0.252237. It now ends below
+    q = 1e-8 and solves the null point with q held at 1e-10: V 0.92 standard errors (2.8e-6)
+    from the closed form, eps_g 0.25 (6.6e-7), at the default 4 x 8192 points. (At 4 x 1024
+    points eps_g, an integral of the target alone, came out 4.3 of its four-scrambling errors
+    away: that error is itself uncertain at four scramblings.)"""
+    from tests.theory.gauss_hermite.test_engine import _null_point
+
+    p = ModelParams(lam=1.0)
+    r = solve(1.0, p, branch="semantic", method=QMC())
+    V, eps = _null_point(1.0, p)
+    assert r.converged and r.kind == "trivial" and np.all(np.asarray(r.q) == 0.0)
+    assert abs(r.V - V) <= 3 * r.V_err and abs(r.test_error - eps) <= 3 * r.test_error_err

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...params import ModelParams
 from ..baseline import linear_test_error
-from ..branches import EXACT_BRANCHES, START_V, follow_branch
+from ..branches import EXACT_BRANCHES, Q_DECAYED, Q_NULL, START_V, follow_branch
 from ..iterate import (
     DECAYED,
     Decayed,
@@ -53,11 +53,6 @@ def _start_bound(sigma: float, theta: float) -> str:
 
 COARSE_ORDER = (16, 8)
 COARSE_MAX_ITER = 100  # the damped coarse stage of a cold start only prepares the fine solve
-# A solve whose q falls below Q_DECAYED ends (`Decayed`) and is finished at the null point
-# (`NullMap`), with q held at Q_NULL: there the direct conjugates meet their q -> 0 limit to 1e-11
-# in V (the integration-by-parts ones lose three digits to cancellation below q ~ 1e-8)
-Q_DECAYED = 1e-8
-Q_NULL = 1e-10
 
 
 def _as_vector(o: Overlaps) -> np.ndarray:

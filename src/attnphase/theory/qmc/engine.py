@@ -23,6 +23,8 @@ from ..attention import attention_map
 from ..baseline import linear_test_error_qmc
 from ..branches import (
     MIXTURE_BRANCH,
+    Q_DECAYED,
+    Q_NULL,
     QMC_BRANCHES,
     SIMPLEX_BRANCH,
     START_V,
@@ -30,6 +32,8 @@ from ..branches import (
     follow_branch,
 )
 from ..iterate import (
+    DECAYED,
+    Decayed,
     InadmissibleStep,
     StageOptions,
     Steps,
@@ -347,6 +351,7 @@ class QMCMap:
         # proportional to I), nothing drifts, and q's eigenvectors are no frame
         self.isotropic = self.layout.pins_M_and_theta(keep)
         self.rho = p.sigma**2 * np.eye(p.teacher_rank)
+        self.floor = Q_DECAYED  # a q whose largest eigenvalue is below it ends the iteration
 
     @property
     def local(self) -> bool:
@@ -379,6 +384,8 @@ class QMCMap:
         """`step` as a generator that requests the channel's moments (`MomentsRequest`), for
         evaluations batched with other maps' (`iterate.gather`)."""
         o = self.layout.unpack(x)
+        if np.linalg.eigvalsh(o.q).max() < self.floor:
+            raise Decayed(f"q's largest eigenvalue {np.linalg.eigvalsh(o.q).max():.3g}")
         if not admissible(o, self.rho):
             raise InadmissibleStep("overlaps not admissible (q, V, Gamma must be pos. definite)")
         h, m = yield from self._hats(o)
@@ -397,6 +404,29 @@ class QMCMap:
         if not np.all(np.isfinite(fx)):
             raise InadmissibleStep("non-finite overlaps")
         return fx, (h, m)
+
+
+class NullMap(QMCMap):
+    """The map at the null point W = 0 (q = 0, M = theta = 0; docs/theory.md §3): q held at
+    Q_NULL I, where the prox is linear in the vanishing fields and the conjugates have their
+    q -> 0 limits; it iterates V, and `multiplier` is the growth factor per step of q's largest
+    eigenvalue there (below 1: the null point attracts q)."""
+
+    def __init__(self, alpha: float, p: ModelParams, channel: QMCChannel):
+        trivial = Layout(channel.r, p.K, p.teacher_rank, channel.variant).mask("trivial")
+        super().__init__(alpha, p, channel, trivial)
+        self.floor = 0.0
+        self.multiplier = float("nan")
+
+    def held(self, x: np.ndarray) -> np.ndarray:
+        """x with q set to Q_NULL I and the pinned overlaps to zero."""
+        o = dataclasses.replace(self.layout.unpack(x), q=Q_NULL * np.eye(self.layout.r))
+        return self.layout.pack(o) * self.keep
+
+    def steps(self, x: np.ndarray) -> Steps[tuple[np.ndarray, tuple]]:
+        fx, aux = yield from super().steps(self.held(x))
+        self.multiplier = float(np.linalg.eigvalsh(self.layout.unpack(fx).q).max()) / Q_NULL
+        return self.held(fx), aux
 
 
 def collapsed(layout: Layout, x: np.ndarray, branch: str) -> bool:
@@ -535,10 +565,25 @@ def solve_one_steps(
         fine = QMCMap(alpha, p, channel, keep, symmetric)
         rep = yield from iterate_checked_steps(fine, rep.x * keep, tol=tol, anderson=anderson, **kw)
         iterations += rep.iterations
+    null = rep.status == DECAYED or (branch == "trivial" and not rep.converged)
+    if null:
+        # q decays to zero geometrically, which a relative test never accepts (or the trivial
+        # start is undefined): the null point, from V = sigma^2 / lambda (Vhat = 0)
+        finish = NullMap(alpha, p, channel)
+        v0 = p.sigma**2 / ridge(p) if ridge(p) > 0 else START_V
+        o0 = dataclasses.replace(start_overlaps("trivial", p), V=v0 * np.eye(layout.r))
+        x0 = finish.held(layout.pack(o0))
+        nkw: StageOptions = {**kw, "admissible": finish.admissible}
+        nrep = yield from iterate_checked_steps(finish, x0, tol=tol, anderson=anderson, **nkw)
+        iterations += nrep.iterations
+        null = nrep.converged and finish.multiplier < 1.0
+        rep = nrep if null else rep
     if rep.aux is None or not (rep.converged or rep.unfinished):
         return Solution(None, None, {}, False, iterations, rep.residuals, rep.status)
     h, m = rep.aux
     o, h = oriented(layout.unpack(rep.x), h, variant)
+    if null:  # the point held at Q_NULL I stands for q = 0
+        o = dataclasses.replace(o, q=np.zeros_like(o.q))
     observables = fixed_point_observables(o, h, m, alpha, p, ridge(p))
     if p.mixture is not None:
         fmap = QMCMap(alpha, p, channel, layout.free_means(keep))

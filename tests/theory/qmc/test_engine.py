@@ -207,3 +207,15 @@ def test_a_strong_ridge_ends_at_the_null_point_within_the_integration_error():
     V, eps = _null_point(1.0, p)
     assert r.converged and r.kind == "trivial" and np.all(np.asarray(r.q) == 0.0)
     assert abs(r.V - V) <= 3 * r.V_err and abs(r.test_error - eps) <= 3 * r.test_error_err
+
+
+def test_the_null_point_of_correlated_tokens_has_its_mean_multiplier():
+    """The mean rows' multiplier is measured at the null point's held q (1e-10 I): measured at q
+    = 0 the map ended at once (`Decayed`) and the solve raised. Two clusters, lambda 1, alpha 1
+    (512 x 2 points): the null point, and no clustered branch bifurcates from it (0.018)."""
+    from attnphase import Mixture
+
+    p = ModelParams(lam=1.0, variant=Mixture(2, 0.5, 1.0))
+    r = solve(1.0, p, branch="semantic", method=QMC(512, 2))
+    assert r.converged and r.kind == "trivial" and np.all(np.asarray(r.q) == 0.0)
+    assert abs(r.values["mean_multiplier"]) < 1.0

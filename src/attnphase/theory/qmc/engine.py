@@ -384,8 +384,9 @@ class QMCMap:
         """`step` as a generator that requests the channel's moments (`MomentsRequest`), for
         evaluations batched with other maps' (`iterate.gather`)."""
         o = self.layout.unpack(x)
-        if np.linalg.eigvalsh(o.q).max() < self.floor:
-            raise Decayed(f"q's largest eigenvalue {np.linalg.eigvalsh(o.q).max():.3g}")
+        top = float(np.linalg.eigvalsh(o.q).max())
+        if top < self.floor:
+            raise Decayed(f"q's largest eigenvalue {top:.3g}")
         if not admissible(o, self.rho):
             raise InadmissibleStep("overlaps not admissible (q, V, Gamma must be pos. definite)")
         h, m = yield from self._hats(o)
@@ -582,12 +583,13 @@ def solve_one_steps(
         return Solution(None, None, {}, False, iterations, rep.residuals, rep.status)
     h, m = rep.aux
     o, h = oriented(layout.unpack(rep.x), h, variant)
-    if null:  # the point held at Q_NULL I stands for q = 0
-        o = dataclasses.replace(o, q=np.zeros_like(o.q))
     observables = fixed_point_observables(o, h, m, alpha, p, ridge(p))
     if p.mixture is not None:
         fmap = QMCMap(alpha, p, channel, layout.free_means(keep))
+        fmap.floor = 0.0 if null else fmap.floor  # measured at the null point's held q too
         observables["mean_multiplier"] = mean_multiplier(fmap, o)
+    if null:  # the point held at Q_NULL I stands for q = 0
+        o = dataclasses.replace(o, q=np.zeros_like(o.q))
     return Solution(o, h, observables, rep.converged, iterations, rep.residuals, rep.status)
 
 

@@ -1,7 +1,7 @@
 """Transition scans of the attention variants (docs/variants.md): each of the scan's two
 branches is solved on the branch the variant's attention map names for it (several heads: the
-specialised fixed point stands for the semantic mechanism); rotary positions, whose positional
-branch the solver does not hold, are refused with the reason before any work."""
+specialised fixed point stands for the semantic mechanism; rotary positions: the branches
+themselves)."""
 
 import warnings
 
@@ -10,7 +10,6 @@ from typer.testing import CliRunner
 
 from attnphase import QMC, Causal, Heads, ModelParams, Rotary, find_transitions
 from attnphase.cli import app
-from attnphase.theory import replicas
 from attnphase.theory.replicas import scan_engine
 
 runner = CliRunner()
@@ -18,27 +17,24 @@ runner = CliRunner()
 
 @pytest.mark.parametrize(
     "variant, semantic",
-    [(None, "semantic"), (Causal(), "semantic"), (Heads(2), "mixed"), (Heads(3), "mixed")],
+    [
+        (None, "semantic"),
+        (Causal(), "semantic"),
+        (Heads(2), "mixed"),
+        (Heads(3), "mixed"),
+        (Rotary((1.0,)), "semantic"),
+    ],
 )
 def test_each_branch_is_solved_on_the_maps_engine_branch(variant, semantic):
-    p = ModelParams() if variant is None else ModelParams(variant=variant)
+    rank = 2 if isinstance(variant, Rotary) else 1
+    p = ModelParams(rank=rank) if variant is None else ModelParams(rank=rank, variant=variant)
     assert scan_engine(p) == {"semantic": semantic, "positional": "positional"}
     assert scan_engine(p, positional="simplex")["positional"] == "simplex"
-
-
-def test_rotary_positions_are_refused_before_any_work(monkeypatch):
-    def no_work(*args, **kwargs):
-        raise AssertionError("the integration was set up before the refusal")
-
-    monkeypatch.setattr(replicas, "scramblings", no_work)
-    with pytest.raises(ValueError, match="rope: .* does not hold the positional"):
-        find_transitions(ModelParams(rank=2, variant=Rotary((1.0,))), method=QMC(256, 2))
 
 
 @pytest.mark.parametrize(
     "args, names",
     [
-        (["--rope", "1", "--rank", "2"], "--rope"),
         (["--heads", "2", "--method", "continuation"], "--method"),
         (["--heads", "2", "--mask", "causal"], "--heads"),
     ],

@@ -172,7 +172,6 @@ def transition(
             p = replace(p, variant=variant)
             amap = attention_map(p.variant)
             amap.check(p)
-            amap.scan_branch("positional")  # rotary positions: refused, with the reason
         except ValueError as err:
             raise usage(err) from None
         if p.variant != Tied() and method == "continuation":

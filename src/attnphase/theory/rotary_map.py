@@ -40,18 +40,6 @@ class RotaryMap(TiedMap):
         """Nothing beyond the branch's own pins: no single column is a symmetry."""
         return free
 
-    def scan_branch(self, branch: str) -> str:
-        """Refused for the positional mechanism: the solver does not hold the rotary positional
-        branch (without the column flip that pins it in the tied model, its start falls to the
-        trivial point; docs/variants.md §10), so a scan could not compare the branches."""
-        if branch == "positional":
-            raise ValueError(
-                "rope: a transition scan compares the semantic and positional branches, and "
-                "with rotary positions the solver does not hold the positional one; "
-                "`attnphase theory --rope ... --branch all` gives every fixed point"
-            )
-        return branch
-
     def start(self, branch: str, tied: MatrixOverlaps) -> MatrixOverlaps:
         """The tied start, the mixed one with its semantic column small (q = 0.1, theta =
         0.1 sigma^2 / 0.25): from the tied mixed start (q = 0.9) the free iteration falls to the

@@ -385,7 +385,7 @@ class QMCMap:
         evaluations batched with other maps' (`iterate.gather`)."""
         o = self.layout.unpack(x)
         top = float(np.linalg.eigvalsh(o.q).max())
-        if top < self.floor:
+        if 0 <= top < self.floor:  # q = 0: a start at the null point
             raise Decayed(f"q's largest eigenvalue {top:.3g}")
         if not admissible(o, self.rho):
             raise InadmissibleStep("overlaps not admissible (q, V, Gamma must be pos. definite)")

@@ -2,9 +2,10 @@
 mass) at fixed points of the attention variants, beside the tied model's (docs/variants.md):
 omega 0.3, sigma 0.5, lambda 0.01, L = 2, QMC 1024 x 2 points, at alpha 1.5 and 3.
 
-    python studies/variants_stability.py ["2 heads, rank 2"]
+    python studies/variants_stability.py ["2 heads, rank 2" [BRANCH]]
 
-The optional argument keeps the models whose name contains it. One line per (model, branch,
+The optional arguments keep the models whose name contains the first, and the one branch named
+by the second. One line per (model, branch,
 alpha): kind, rs_stability +- its standard error over scramblings, jump_mass +- its, test
 error.
 """
@@ -28,8 +29,8 @@ MODELS = [
     ),
     ("2 heads", ModelParams(variant=Heads(2)), ("mixed", "positional")),
     ("2 heads, rank 2", ModelParams(rank=2, variant=Heads(2)), ("mixed", "positional")),
-    ("rotary, phi 0", ModelParams(rank=2, variant=Rotary((0.0,))), ("semantic",)),
-    ("rotary, phi 1", ModelParams(rank=2, variant=Rotary((1.0,))), ("semantic",)),
+    ("rotary, phi 0", ModelParams(rank=2, variant=Rotary((0.0,))), ("semantic", "positional")),
+    ("rotary, phi 1", ModelParams(rank=2, variant=Rotary((1.0,))), ("semantic", "positional")),
     (
         "rotary, phi 1, no encodings",
         ModelParams(rank=2, variant=Rotary((1.0,)), encodings=NO_ENCODINGS),
@@ -42,8 +43,9 @@ def main() -> None:
     warnings.simplefilter("ignore")
     method = QMC(1024, 2)
     only = sys.argv[1] if len(sys.argv) > 1 else ""
+    one = sys.argv[2] if len(sys.argv) > 2 else None
     for name, p, branches in (m for m in MODELS if only in m[0]):
-        for branch in branches:
+        for branch in (b for b in branches if one in (None, b)):
             for alpha in (1.5, 3.0):
                 r = with_stability(solve(alpha, p, branch=branch, method=method))
                 print(

@@ -107,7 +107,7 @@ def main() -> None:
     method = QMC(args.points, 4)
     new = not OUT.exists()
     with OUT.open("a", newline="") as fh:
-        out = csv.DictWriter(fh, FIELDS)
+        out = csv.DictWriter(fh, FIELDS, lineterminator="\n")
         if new:
             out.writeheader()
         for enc in args.encodings.split(",") if "branches" in parts else []:

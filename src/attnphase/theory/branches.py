@@ -49,6 +49,12 @@ def branch_kind(branch: str) -> str:
     return "positional" if branch == SIMPLEX_BRANCH else branch
 
 
+def null_start_v(sigma: float, ridge: float) -> float:
+    """V from which the null point is solved: its value where Vhat = 0, sigma^2 / ridge (the
+    cold starts' START_V without a ridge)."""
+    return sigma**2 / ridge if ridge > 0 else START_V
+
+
 def on_own_branch(result: TheoryResult | None, branch: str) -> bool:
     """A converged `TheoryResult` of the kind of `branch`'s fixed points."""
     return result is not None and result.converged and result.kind == branch_kind(branch)

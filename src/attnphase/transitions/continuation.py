@@ -145,7 +145,8 @@ class LineFollower:
                 self.ended = f"line ended before {s_try:.6g}: {rep.reason}"
                 return ended_point(s, self.ended, evals)
             s_try, halvings = 0.5 * (self.history[-1][0] + s_try), halvings + 1
-            self.J = None if not rep.converged else self.J
+            if not rep.converged:
+                self.J = None
         z = self.history[-1][1]
         alpha_check, check_evals = self.check(s, z, self.J) if self.check else (math.nan, 0)
         err = abs(float(z[-1]) - alpha_check)

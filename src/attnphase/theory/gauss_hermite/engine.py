@@ -16,7 +16,14 @@ import numpy as np
 
 from ...params import ModelParams
 from ..baseline import linear_test_error
-from ..branches import EXACT_BRANCHES, Q_DECAYED, Q_NULL, START_V, follow_branch
+from ..branches import (
+    EXACT_BRANCHES,
+    Q_DECAYED,
+    Q_NULL,
+    START_V,
+    follow_branch,
+    null_start_v,
+)
 from ..iterate import (
     DECAYED,
     Decayed,
@@ -267,14 +274,14 @@ def _solve_with(
             iterations += 1 + int(np.sum(engine.keep))
     rep = iterate_checked(engine, x, tol=tol, anderson=anderson, jacobian=ladder.jacobian, **kw)
     ladder.jacobian = None if rep.chord_failed else rep.jacobian
-    null = not rep.converged and (rep.status == DECAYED or branch == "trivial")
+    null = rep.status == DECAYED or (branch == "trivial" and not rep.converged)
     if null:
         # the weights decay to zero geometrically, which a relative test never accepts (or the
         # trivial start is undefined): the null point, from V = sigma^2 / lambda (Vhat = 0)
-        v0 = p.sigma**2 / p.lam if p.lam > 0 else rep.x[2]
         ladder.jacobian = None
         finish = NullMap(alpha, p, ladder.full)
-        nrep = iterate_checked(finish, np.array([Q_NULL, 0.0, v0, 0.0]), tol=tol, **kw)
+        x0 = np.array([Q_NULL, 0.0, null_start_v(p.sigma, p.lam), 0.0])
+        nrep = iterate_checked(finish, x0, tol=tol, **kw)
         null = nrep.converged and finish.multiplier < 1.0
         rep = nrep if null else rep
     rep = dataclasses.replace(rep, iterations=iterations + rep.iterations)

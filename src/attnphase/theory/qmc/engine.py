@@ -30,6 +30,7 @@ from ..branches import (
     START_V,
     branch_kind,
     follow_branch,
+    null_start_v,
 )
 from ..iterate import (
     DECAYED,
@@ -571,7 +572,7 @@ def solve_one_steps(
         # q decays to zero geometrically, which a relative test never accepts (or the trivial
         # start is undefined): the null point, from V = sigma^2 / lambda (Vhat = 0)
         finish = NullMap(alpha, p, channel)
-        v0 = p.sigma**2 / ridge(p) if ridge(p) > 0 else START_V
+        v0 = null_start_v(p.sigma, ridge(p))
         o0 = dataclasses.replace(start_overlaps("trivial", p), V=v0 * np.eye(layout.r))
         x0 = finish.held(layout.pack(o0))
         nkw: StageOptions = {**kw, "admissible": finish.admissible}
